@@ -1,0 +1,69 @@
+extension Engine {
+    func mutate(_ ops: [Op], dedupeKey: String?, policy: FailurePolicy) throws(OptimistError) -> MutationID {
+        guard !ops.isEmpty else { throw .misuse("a mutation needs at least one op") }
+        if let dedupeKey, let existing = dedupe[dedupeKey] { throw .duplicate(existing: existing) }
+        let results = try evaluate(ops, on: { c, k in c.visible[k] }, skipFailing: false)
+
+        let id = nextID
+        nextID += 1
+        let m = LiveMutation(record: MutationRecord(id: id, ops: ops, dedupeKey: dedupeKey, policy: policy))
+        live[id] = m
+        for (c, key, value) in results {
+            noteTouch(c, key)
+            c.chains[key, default: []].append(id)
+            setVisible(c, key, value)
+        }
+        due.append(id)
+        if let dedupeKey { dedupe[dedupeKey] = id }
+        log(.mutation(m.record))
+        return id
+    }
+
+    /// Takes a live mutation out of `P` for good.
+    func end(_ m: LiveMutation, as status: MutationStatus) {
+        let id = m.record.id
+        live.removeValue(forKey: id)
+        if m.record.status == .pending { removeDue(id) }
+        if let k = m.record.dedupeKey, dedupe[k] == id { dedupe.removeValue(forKey: k) }
+        for a in m.touched {
+            let c = collection(a.collection)
+            noteTouch(c, a.key)
+            if var chain = c.chains.removeValue(forKey: a.key) {
+                if let i = chain.firstIndex(of: id) { chain.remove(at: i) }
+                if !chain.isEmpty { c.chains[a.key] = chain }
+            }
+        }
+        ended.insert(id, status)
+        log(.ended(id: id, status: status))
+    }
+
+    func commit(_ id: MutationID, serverOps: [Op]?) throws(OptimistError) {
+        let m = try liveMutation(id)
+        let results: [(CollectionState, Key, Record?)]
+        if let serverOps {
+            results = try evaluate(serverOps, on: { c, k in c.confirmed[k] }, skipFailing: false)
+        } else {
+            results = try evaluate(m.record.ops, on: { c, k in c.confirmed[k] }, skipFailing: true)
+        }
+        for (c, key, _) in results { noteTouch(c, key) }
+        confirm(results)
+        end(m, as: .committed)
+        recompute(m.touched)
+        if serverOps != nil {
+            for (c, key, _) in results { recompute(c, key) }
+        }
+    }
+
+    func rollback(_ id: MutationID) throws(OptimistError) {
+        let m = try liveMutation(id)
+        end(m, as: .rolledBack)
+        recompute(m.touched)
+    }
+
+    func serverApply(_ ops: [Op]) throws(OptimistError) {
+        let results = try evaluate(ops, on: { c, k in c.confirmed[k] }, skipFailing: false)
+        for (c, key, _) in results { noteTouch(c, key) }
+        confirm(results)
+        for (c, key, _) in results { recompute(c, key) }
+    }
+}

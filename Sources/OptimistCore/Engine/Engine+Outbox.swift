@@ -1,0 +1,95 @@
+extension Engine {
+    func removeDue(_ id: MutationID) {
+        let i = lowerBound(due, id)
+        if i < due.count && due[i] == id { due.remove(at: i) }
+    }
+
+    func insertDue(_ id: MutationID) {
+        let i = lowerBound(due, id)
+        if i == due.count || due[i] != id { due.insert(id, at: i) }
+    }
+
+    private func lowerBound(_ a: [MutationID], _ id: MutationID) -> Int {
+        // New ids are appended, so the common case is at the end.
+        if let last = a.last, last < id { return a.count }
+        var lo = 0, hi = a.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if a[mid] < id { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// The oldest due pending mutation, now inflight.
+    func outboxNext(now: Int64) -> MutationRecord? {
+        for (i, id) in due.enumerated() {
+            guard let m = live[id], m.record.nextAttemptAt <= now else { continue }
+            due.remove(at: i)
+            m.record.status = .inflight
+            m.record.attempts += 1
+            log(.mutation(m.record))
+            return m.record
+        }
+        return nil
+    }
+
+    /// The backoff before the next attempt: half the exponential delay plus a random part of
+    /// the other half ("equal jitter"), so clients that failed together do not retry together.
+    func backoff(_ m: MutationRecord) -> Int64 {
+        let d = retryPolicy.delay(afterAttempts: m.attempts)
+        var x = jitterSeed &+ m.id &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(truncatingIfNeeded: m.attempts)
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        x ^= x >> 31
+        let half = d / 2
+        return half + Int64(x % UInt64(d - half + 1))
+    }
+
+    /// Returns the cause of the visible changes it made (a rollback by policy), if any.
+    func fail(_ id: MutationID, transient: Bool, reason: String?, now: Int64) throws(OptimistError) {
+        let m = try liveMutation(id)
+        switch m.record.status {
+        case .inflight: break
+        case .pending:
+            // Sent by the host without the outbox: it still counts as an attempt.
+            removeDue(id)
+            m.record.attempts += 1
+        default:
+            throw .state("mutation \(id) is \(m.record.status), not pending or inflight")
+        }
+        m.record.lastError = reason
+        if transient && m.record.attempts < retryPolicy.maxAttempts {
+            m.record.status = .pending
+            let wait = backoff(m.record)
+            let at = now.addingReportingOverflow(wait)
+            m.record.nextAttemptAt = at.overflow ? Int64.max : at.partialValue
+            insertDue(id)
+            log(.mutation(m.record))
+            return
+        }
+        switch m.record.policy {
+        case .rollback:
+            end(m, as: .rolledBack)
+            recompute(m.touched)
+        case .keep:
+            m.record.status = .failed
+            log(.mutation(m.record))
+        }
+    }
+
+    func retry(_ id: MutationID) throws(OptimistError) {
+        let m = try liveMutation(id)
+        switch m.record.status {
+        case .failed:
+            m.record.attempts = 0
+        case .pending:
+            break
+        default:
+            throw .state("mutation \(id) is \(m.record.status); only failed or pending mutations can be retried")
+        }
+        m.record.status = .pending
+        m.record.nextAttemptAt = Int64.min
+        insertDue(id)
+        log(.mutation(m.record))
+    }
+}

@@ -1,0 +1,214 @@
+/// One collection's layers: confirmed records `C`, visible records `V`, and for each key the
+/// chain of live mutations touching it, in order, so a key's `V` is recomputed from its chain
+/// alone.
+final class CollectionState {
+    let name: Key
+    var confirmed: [Key: Record] = [:]
+    var visible: [Key: Record] = [:]
+    var chains: [Key: [MutationID]] = [:]
+    var index = SortedKeyIndex()
+    var views: [ViewState] = []
+
+    init(name: Key) { self.name = name }
+}
+
+/// A record's address.
+struct RecordAddress: Hashable {
+    var collection: Key
+    var key: Key
+}
+
+/// A live mutation and the records it touches (each once, in first-touch order).
+final class LiveMutation {
+    var record: MutationRecord
+    let touched: [RecordAddress]
+
+    init(record: MutationRecord) {
+        self.record = record
+        var seen = Set<RecordAddress>()
+        var touched = [RecordAddress]()
+        for op in record.ops {
+            let a = RecordAddress(collection: op.collection, key: op.key)
+            if record.ops.count == 1 || seen.insert(a).inserted { touched.append(a) }
+        }
+        self.touched = touched
+    }
+}
+
+struct Subscription {
+    let collection: Key?
+    let prefix: Key?
+    let listener: @Sendable ([Change]) -> Void
+
+    func wants(_ c: Change) -> Bool {
+        if let collection, collection != c.collection { return false }
+        if let prefix, !c.key.hasBytePrefix(prefix) { return false }
+        return true
+    }
+}
+
+/// Listener calls to make once the lock is released.
+typealias Delivery = [(listener: @Sendable ([Change]) -> Void, changes: [Change])]
+
+/// The store's state and rules, single-threaded; ``Store`` adds the lock, the listeners'
+/// delivery and the persistence hand-off.
+final class Engine {
+    var collections: [Key: CollectionState] = [:]
+    var live: [MutationID: LiveMutation] = [:]
+    /// Ids of `pending` mutations, ascending: the outbox's order.
+    var due: [MutationID] = []
+    var dedupe: [String: MutationID] = [:]
+    var ended = EndedSet()
+    var nextID: MutationID = 1
+    let clientID: String
+    var retryPolicy = RetryPolicy()
+    let jitterSeed: UInt64
+    var freshness: [Key: Freshness] = [:]
+    var views: [String: ViewState] = [:]
+    var subscriptions: [UInt64: Subscription] = [:]
+    var nextSubscription: UInt64 = 1
+    var closed = false
+
+    /// Entries for the persistence layer; nil for an in-memory store.
+    var journal: [JournalEntry]?
+
+    // Change tracking for the call in progress: each touched record's value and pending flag
+    // before the call, in first-touch order.
+    private var before: [RecordAddress: (value: Record?, pending: Bool)] = [:]
+    private var touchOrder: [RecordAddress] = []
+
+    init(clientID: String, journaling: Bool) {
+        self.clientID = clientID
+        self.journal = journaling ? [] : nil
+        var g = SystemRandomNumberGenerator()
+        jitterSeed = g.next()
+    }
+
+    func collection(_ name: Key) -> CollectionState {
+        if let c = collections[name] { return c }
+        let c = CollectionState(name: name)
+        collections[name] = c
+        return c
+    }
+
+    @inline(__always) func log(_ e: @autoclosure () -> JournalEntry) {
+        if journal != nil { journal!.append(e()) }
+    }
+
+    // MARK: Change tracking
+
+    /// Remembers a record's state before it changes (only when someone listens).
+    @inline(__always) func noteTouch(_ c: CollectionState, _ key: Key) {
+        guard !subscriptions.isEmpty else { return }
+        let a = RecordAddress(collection: c.name, key: key)
+        if before[a] == nil {
+            before[a] = (c.visible[key], c.chains[key] != nil)
+            touchOrder.append(a)
+        }
+    }
+
+    /// The listener calls owed for the changes since the last call, with `cause`.
+    func takeDelivery(cause: ChangeCause) -> Delivery {
+        guard !touchOrder.isEmpty else { return [] }
+        var changes = [Change]()
+        for a in touchOrder {
+            let old = before[a]!
+            let c = collections[a.collection]!
+            let value = c.visible[a.key]
+            let pending = c.chains[a.key] != nil
+            if value != old.value || pending != old.pending {
+                changes.append(Change(collection: a.collection, key: a.key, value: value, pending: pending, cause: cause))
+            }
+        }
+        before.removeAll(keepingCapacity: true)
+        touchOrder.removeAll(keepingCapacity: true)
+        guard !changes.isEmpty else { return [] }
+        var delivery = Delivery()
+        for (_, s) in subscriptions.sorted(by: { $0.key < $1.key }) {
+            let mine = changes.filter(s.wants)
+            if !mine.isEmpty { delivery.append((s.listener, mine)) }
+        }
+        return delivery
+    }
+
+    // MARK: Visible state
+
+    func setVisible(_ c: CollectionState, _ key: Key, _ new: Record?) {
+        let old = c.visible[key]
+        for v in c.views { v.update(key: key, old: old, new: new) }
+        if let new {
+            if c.visible.updateValue(new, forKey: key) == nil { c.index.insert(key) }
+        } else if old != nil {
+            c.visible.removeValue(forKey: key)
+            c.index.noteRemoval()
+        }
+    }
+
+    /// `V[key] = fold(chain[key], C[key])`, skipping ops that no longer apply.
+    func recompute(_ c: CollectionState, _ key: Key) {
+        var v = c.confirmed[key]
+        if let chain = c.chains[key] {
+            for id in chain {
+                guard let m = live[id] else { continue }
+                for op in m.record.ops where op.key == key && op.collection == c.name {
+                    if case .success(let n) = op.apply(to: v) { v = n }
+                }
+            }
+        }
+        setVisible(c, key, v)
+    }
+
+    func recompute(_ addresses: [RecordAddress]) {
+        for a in addresses { recompute(collection(a.collection), a.key) }
+    }
+
+    /// The records `ops` would produce on top of `base` (visible or confirmed), all or nothing.
+    /// With `skipFailing`, ops that cannot apply are skipped (the re-application rule).
+    func evaluate(_ ops: [Op], on base: (CollectionState, Key) -> Record?, skipFailing: Bool)
+        throws(OptimistError) -> [(CollectionState, Key, Record?)] {
+        var out = [(CollectionState, Key, Record?)]()
+        out.reserveCapacity(ops.count)
+        var slot = [RecordAddress: Int]()
+        for op in ops {
+            let c = collection(op.collection)
+            let a = RecordAddress(collection: op.collection, key: op.key)
+            let index: Int? = ops.count == 1 ? nil : slot[a]
+            let current = index.map { out[$0].2 } ?? base(c, op.key)
+            let next: Record?
+            switch op.apply(to: current) {
+            case .success(let r): next = r
+            case .failure(let e):
+                if skipFailing { next = current } else { throw e }
+            }
+            if let index {
+                out[index].2 = next
+            } else {
+                if ops.count > 1 { slot[a] = out.count }
+                out.append((c, op.key, next))
+            }
+        }
+        return out
+    }
+
+    /// Writes `records` to the confirmed layer.
+    func confirm(_ records: [(CollectionState, Key, Record?)]) {
+        for (c, key, value) in records {
+            if let value { c.confirmed[key] = value } else { c.confirmed.removeValue(forKey: key) }
+            log(.confirmed(collection: c.name, key: key, value: value))
+        }
+    }
+
+    // MARK: Lookup
+
+    func liveMutation(_ id: MutationID) throws(OptimistError) -> LiveMutation {
+        if let m = live[id] { return m }
+        if let s = ended.status(id) { throw .state("mutation \(id) is already \(s)") }
+        throw .notFound("no mutation \(id)")
+    }
+
+    func status(_ id: MutationID) throws(OptimistError) -> MutationStatus {
+        if let m = live[id] { return m.record.status }
+        if let s = ended.status(id) { return s }
+        throw .notFound("no mutation \(id)")
+    }
+}

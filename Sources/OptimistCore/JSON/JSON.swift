@@ -1,0 +1,49 @@
+/// A JSON value. Records are JSON objects (``Record``).
+public enum JSON: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSON])
+    case object([Key: JSON])
+
+    /// The number, when this is one.
+    public var number: Double? { if case .number(let d) = self { return d }; return nil }
+    /// The object's members, when this is an object.
+    public var object: [Key: JSON]? { if case .object(let o) = self { return o }; return nil }
+}
+
+/// A record: the JSON object stored under a key.
+public typealias Record = [Key: JSON]
+
+extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
+    public init(nilLiteral: ()) { self = .null }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (Key, JSON)...) {
+        var o = [Key: JSON](minimumCapacity: elements.count)
+        for (k, v) in elements { o[k] = v }
+        self = .object(o)
+    }
+}
+
+extension JSON {
+    /// RFC 7396 JSON merge patch of `patch` onto `target`.
+    public static func mergePatch(_ target: JSON?, _ patch: JSON) -> JSON {
+        guard case .object(let members) = patch else { return patch }
+        var result: [Key: JSON]
+        if case .object(let t)? = target { result = t } else { result = [:] }
+        for (k, v) in members {
+            if case .null = v {
+                result.removeValue(forKey: k)
+            } else {
+                result[k] = mergePatch(result[k], v)
+            }
+        }
+        return .object(result)
+    }
+}

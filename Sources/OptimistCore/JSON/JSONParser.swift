@@ -1,0 +1,236 @@
+/// A strict RFC 8259 parser: rejects trailing garbage, invalid UTF-8, lone surrogates,
+/// non-finite numbers and nesting deeper than ``JSONParser/maxDepth`` (so hostile input
+/// cannot overflow the stack).
+public struct JSONParser {
+    public static let maxDepth = 256
+
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public let message: String
+        public let offset: Int
+        public var description: String { "\(message) at byte \(offset)" }
+    }
+
+    /// Parses one JSON document from UTF-8 bytes.
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(Failure) -> JSON {
+        var p = JSONParser(bytes: bytes)
+        p.skipSpace()
+        let v = try p.value(depth: 0)
+        p.skipSpace()
+        if p.i != bytes.count { throw p.fail("unexpected data after the JSON value") }
+        return v
+    }
+
+    /// Parses one JSON document from a string.
+    public static func parse(_ text: String) throws(Failure) -> JSON {
+        var s = text
+        var result: Result<JSON, Failure> = .failure(Failure(message: "empty", offset: 0))
+        s.withUTF8 { buf in
+            do throws(Failure) { result = .success(try parse(buf)) } catch { result = .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// Parses a JSON object (a record); anything else is a failure.
+    public static func parseObject(_ bytes: UnsafeBufferPointer<UInt8>) throws(Failure) -> Record {
+        guard case .object(let o) = try parse(bytes) else { throw Failure(message: "expected a JSON object", offset: 0) }
+        return o
+    }
+
+    public static func parseObject(_ text: String) throws(Failure) -> Record {
+        guard case .object(let o) = try parse(text) else { throw Failure(message: "expected a JSON object", offset: 0) }
+        return o
+    }
+
+    let bytes: UnsafeBufferPointer<UInt8>
+    var i = 0
+
+    func fail(_ m: String) -> Failure { Failure(message: m, offset: i) }
+
+    mutating func skipSpace() {
+        while i < bytes.count {
+            let c = bytes[i]
+            if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { i += 1 } else { break }
+        }
+    }
+
+    mutating func value(depth: Int) throws(Failure) -> JSON {
+        guard i < bytes.count else { throw fail("unexpected end of input") }
+        switch bytes[i] {
+        case UInt8(ascii: "{"): return try object(depth: depth + 1)
+        case UInt8(ascii: "["): return try array(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+        default: throw fail("unexpected character")
+        }
+    }
+
+    mutating func literal(_ word: StaticString) throws(Failure) {
+        let n = word.utf8CodeUnitCount
+        guard i + n <= bytes.count else { throw fail("unexpected end of input") }
+        let w = word.utf8Start
+        for k in 0..<n where bytes[i + k] != w[k] { throw fail("invalid literal") }
+        i += n
+    }
+
+    mutating func object(depth: Int) throws(Failure) -> JSON {
+        if depth > Self.maxDepth { throw fail("nesting too deep") }
+        i += 1
+        var members = [Key: JSON]()
+        skipSpace()
+        if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+        while true {
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let name = try string()
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            i += 1
+            skipSpace()
+            members[Key(name)] = try value(depth: depth)
+            skipSpace()
+            guard i < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+            if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+            throw fail("expected ',' or '}'")
+        }
+    }
+
+    mutating func array(depth: Int) throws(Failure) -> JSON {
+        if depth > Self.maxDepth { throw fail("nesting too deep") }
+        i += 1
+        var items = [JSON]()
+        skipSpace()
+        if i < bytes.count && bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+        while true {
+            skipSpace()
+            items.append(try value(depth: depth))
+            skipSpace()
+            guard i < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+            if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            throw fail("expected ',' or ']'")
+        }
+    }
+
+    mutating func hex4() throws(Failure) -> UInt32 {
+        guard i + 4 <= bytes.count else { throw fail("truncated \\u escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let c = bytes[i]
+            let d: UInt32
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): d = UInt32(c - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): d = UInt32(c - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): d = UInt32(c - UInt8(ascii: "A") + 10)
+            default: throw fail("invalid \\u escape")
+            }
+            v = v << 4 | d
+            i += 1
+        }
+        return v
+    }
+
+    mutating func string() throws(Failure) -> String {
+        i += 1
+        let start = i
+        // Fast path: no escapes, validated as UTF-8 in one go.
+        while i < bytes.count {
+            let c = bytes[i]
+            if c == UInt8(ascii: "\"") {
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<i])
+                guard let s = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+                i += 1
+                return s
+            }
+            if c == UInt8(ascii: "\\") { break }
+            if c < 0x20 { throw fail("control character in string") }
+            i += 1
+        }
+        var out = [UInt8](UnsafeBufferPointer(rebasing: bytes[start..<i]))
+        while i < bytes.count {
+            let c = bytes[i]
+            if c == UInt8(ascii: "\"") {
+                i += 1
+                guard let s = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+                return s
+            }
+            if c < 0x20 { throw fail("control character in string") }
+            if c != UInt8(ascii: "\\") { out.append(c); i += 1; continue }
+            i += 1
+            guard i < bytes.count else { break }
+            let e = bytes[i]
+            i += 1
+            switch e {
+            case UInt8(ascii: "\""): out.append(0x22)
+            case UInt8(ascii: "\\"): out.append(0x5C)
+            case UInt8(ascii: "/"): out.append(0x2F)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4()
+                if scalar >= 0xD800 && scalar < 0xDC00 {
+                    guard i + 2 <= bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
+                        throw fail("lone surrogate")
+                    }
+                    i += 2
+                    let low = try hex4()
+                    guard low >= 0xDC00 && low < 0xE000 else { throw fail("lone surrogate") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if scalar >= 0xDC00 && scalar < 0xE000 {
+                    throw fail("lone surrogate")
+                }
+                guard let u = Unicode.Scalar(scalar) else { throw fail("invalid scalar") }
+                out.append(contentsOf: UTF8.encode(u)!)
+            default: throw fail("invalid escape")
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    mutating func number() throws(Failure) -> Double {
+        let start = i
+        if bytes[i] == UInt8(ascii: "-") { i += 1 }
+        guard i < bytes.count else { throw fail("invalid number") }
+        if bytes[i] == UInt8(ascii: "0") {
+            i += 1
+        } else if bytes[i] >= UInt8(ascii: "1") && bytes[i] <= UInt8(ascii: "9") {
+            while i < bytes.count && isDigit(bytes[i]) { i += 1 }
+        } else {
+            throw fail("invalid number")
+        }
+        var integral = true
+        if i < bytes.count && bytes[i] == UInt8(ascii: ".") {
+            integral = false
+            i += 1
+            guard i < bytes.count && isDigit(bytes[i]) else { throw fail("invalid number") }
+            while i < bytes.count && isDigit(bytes[i]) { i += 1 }
+        }
+        if i < bytes.count && (bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E")) {
+            integral = false
+            i += 1
+            if i < bytes.count && (bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-")) { i += 1 }
+            guard i < bytes.count && isDigit(bytes[i]) else { throw fail("invalid number") }
+            while i < bytes.count && isDigit(bytes[i]) { i += 1 }
+        }
+        // Short integers are common (counts, flags): skip the general conversion.
+        if integral && i - start <= 15 {
+            var v: Int64 = 0
+            var k = start
+            let negative = bytes[k] == UInt8(ascii: "-")
+            if negative { k += 1 }
+            while k < i { v = v * 10 + Int64(bytes[k] - UInt8(ascii: "0")); k += 1 }
+            return negative ? (v == 0 ? -0.0 : -Double(v)) : Double(v)
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+        guard let d = Double(text), d.isFinite else { throw fail("number out of range") }
+        return d
+    }
+
+    @inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
+}

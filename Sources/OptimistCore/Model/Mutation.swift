@@ -1,0 +1,88 @@
+/// A store-assigned mutation id: increasing, never reused in a store's life.
+public typealias MutationID = UInt64
+
+/// Where a mutation is in its life.
+public enum MutationStatus: Int32, Sendable, CaseIterable, CustomStringConvertible {
+    /// Applied, not yet handed to the sender.
+    case pending = 1
+    /// Handed to the sender by `outboxNext`.
+    case inflight = 2
+    /// Kept visible after a permanent failure (policy `keep`); waits for `retry` or `rollback`.
+    case failed = 3
+    case committed = 4
+    case rolledBack = 5
+
+    /// The name every host uses: `pending`, `inflight`, `failed`, `committed`, `rolled_back`.
+    public var description: String {
+        switch self {
+        case .pending: "pending"
+        case .inflight: "inflight"
+        case .failed: "failed"
+        case .committed: "committed"
+        case .rolledBack: "rolled_back"
+        }
+    }
+
+    /// Whether the mutation still counts towards the visible state.
+    public var isLive: Bool { self == .pending || self == .inflight || self == .failed }
+}
+
+/// What happens to a mutation that fails for good (permanently, or out of retries).
+public enum FailurePolicy: Int32, Sendable {
+    /// Roll it back (the default).
+    case rollback = 0
+    /// Keep it visible with status `failed` until `retry` or `rollback`.
+    case keep = 1
+}
+
+/// How transient failures are retried: exponential backoff with jitter.
+public struct RetryPolicy: Sendable, Equatable {
+    /// Sends a mutation may have before a transient failure counts as final.
+    public var maxAttempts: Int
+    /// The delay after the first failure, in milliseconds; it doubles per attempt.
+    public var baseDelayMs: Int64
+    /// The cap on the delay, in milliseconds.
+    public var maxDelayMs: Int64
+
+    public init(maxAttempts: Int = 5, baseDelayMs: Int64 = 1_000, maxDelayMs: Int64 = 60_000) {
+        self.maxAttempts = maxAttempts
+        self.baseDelayMs = baseDelayMs
+        self.maxDelayMs = maxDelayMs
+    }
+
+    /// The full (un-jittered) delay after `attempts` sends.
+    public func delay(afterAttempts attempts: Int) -> Int64 {
+        let shift = min(max(attempts - 1, 0), 40)
+        let d = baseDelayMs.multipliedReportingOverflow(by: Int64(1) << shift)
+        return d.overflow ? maxDelayMs : min(d.partialValue, maxDelayMs)
+    }
+}
+
+/// Everything the store keeps about a not-yet-ended mutation: what a persistence layer writes
+/// and restores.
+public struct MutationRecord: Sendable, Equatable {
+    public var id: MutationID
+    public var ops: [Op]
+    public var status: MutationStatus
+    /// Sends so far (each `outboxNext` that handed it out).
+    public var attempts: Int
+    /// Not due before this time (ms, the caller's clock).
+    public var nextAttemptAt: Int64
+    public var dedupeKey: String?
+    public var policy: FailurePolicy
+    /// The reason given with the last failure.
+    public var lastError: String?
+
+    public init(id: MutationID, ops: [Op], status: MutationStatus = .pending, attempts: Int = 0,
+                nextAttemptAt: Int64 = 0, dedupeKey: String? = nil, policy: FailurePolicy = .rollback,
+                lastError: String? = nil) {
+        self.id = id
+        self.ops = ops
+        self.status = status
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.dedupeKey = dedupeKey
+        self.policy = policy
+        self.lastError = lastError
+    }
+}

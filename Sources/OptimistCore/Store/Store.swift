@@ -1,0 +1,225 @@
+import Synchronization
+
+/// An optimistic store: confirmed state `C`, pending mutations `P`, and the visible state
+/// `V = fold(P, C)` that every read returns.
+///
+/// Safe to use from many threads at once. Listeners run on the calling thread after the change
+/// is visible, outside the store's lock, so they may read and mutate the store.
+public final class Store: Sendable {
+    private let state: Mutex<Engine>
+    private let sink: (any JournalSink)?
+    /// The stable id of this store, sent with each mutation id as the idempotency key.
+    public let clientID: String
+
+    /// An in-memory store.
+    public init(clientID: String = makeClientID(), retryPolicy: RetryPolicy = RetryPolicy()) {
+        let e = Engine(clientID: clientID, journaling: false)
+        e.retryPolicy = retryPolicy
+        self.clientID = clientID
+        state = Mutex(e)
+        sink = nil
+    }
+
+    /// A store rebuilt from a snapshot, sending every later change to `sink`.
+    public init(restoring snapshot: StoreSnapshot, sink: any JournalSink, retryPolicy: RetryPolicy = RetryPolicy()) {
+        let e = Engine(restoring: snapshot, journaling: true)
+        e.retryPolicy = retryPolicy
+        clientID = snapshot.clientID
+        state = Mutex(e)
+        self.sink = sink
+    }
+
+    /// Runs `body` under the lock, hands the journal to the sink, then calls the listeners.
+    private func change<R: Sendable>(
+        _ cause: ChangeCause, _ body: (Engine) throws(OptimistError) -> R
+    ) throws(OptimistError) -> R {
+        let (result, delivery) = try state.withLock { (e: inout Engine) throws(OptimistError) -> (R, Delivery) in
+            guard !e.closed else { throw OptimistError.misuse("the store is closed") }
+            if let error = sink?.takeError() { throw error }
+            let r = try body(e)
+            if let s = sink, let j = e.journal, !j.isEmpty {
+                s.append(j)
+                e.journal!.removeAll(keepingCapacity: true)
+            }
+            return (r, e.takeDelivery(cause: cause))
+        }
+        for (listener, changes) in delivery { listener(changes) }
+        return result
+    }
+
+    private func read<R: Sendable>(_ body: (Engine) throws(OptimistError) -> R) throws(OptimistError) -> R {
+        try state.withLock { (e: inout Engine) throws(OptimistError) -> R in
+            guard !e.closed else { throw OptimistError.misuse("the store is closed") }
+            return try body(e)
+        }
+    }
+
+    // MARK: Mutations
+
+    /// Applies `ops` to the visible state at once, as one atomic mutation, and returns its id.
+    ///
+    /// - Throws: `.invalid` if an op cannot apply (nothing changes); `.duplicate` if a
+    ///   not-yet-ended mutation holds `dedupeKey` (nothing changes).
+    @discardableResult
+    public func mutate(_ ops: [Op], dedupeKey: String? = nil, policy: FailurePolicy = .rollback) throws(OptimistError) -> MutationID {
+        try change(.mutate) { e throws(OptimistError) in try e.mutate(ops, dedupeKey: dedupeKey, policy: policy) }
+    }
+
+    /// The authority accepted mutation `id`: `C := apply(serverOps ?? its own ops, C)`.
+    ///
+    /// - Throws: `.notFound` for an unknown id, `.state` if it already ended, `.invalid` if a
+    ///   server op cannot apply (nothing changes).
+    public func commit(_ id: MutationID, serverOps: [Op]? = nil) throws(OptimistError) {
+        try change(.commit) { e throws(OptimistError) in try e.commit(id, serverOps: serverOps) }
+    }
+
+    /// Mutation `id` failed: the visible state becomes what it would be had it never been
+    /// applied; every other pending mutation keeps its effect.
+    public func rollback(_ id: MutationID, reason: String? = nil) throws(OptimistError) {
+        try change(.rollback) { e throws(OptimistError) in try e.rollback(id) }
+    }
+
+    /// An authoritative change from outside, applied to `C`; pending mutations are re-applied
+    /// on top.
+    public func serverApply(_ ops: [Op]) throws(OptimistError) {
+        try change(.server) { e throws(OptimistError) in try e.serverApply(ops) }
+    }
+
+    // MARK: Reads
+
+    /// The visible record, or nil.
+    public func get(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
+        try read { e in e.get(collection, key) }
+    }
+
+    /// The confirmed record, or nil.
+    public func confirmed(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
+        try read { e in e.confirmed(collection, key) }
+    }
+
+    /// Whether a pending, inflight or failed mutation touches the record.
+    public func isPending(_ collection: Key, _ key: Key) throws(OptimistError) -> Bool {
+        try read { e in e.isPending(collection, key) }
+    }
+
+    /// Visible records whose key starts with `prefix`, in byte order; `limit` 0 means all.
+    public func scan(_ collection: Key, prefix: Key = "", limit: Int = 0) throws(OptimistError) -> [(key: Key, value: Record)] {
+        try read { e in e.scan(collection, prefix: prefix, limit: limit) }
+    }
+
+    public func status(_ id: MutationID) throws(OptimistError) -> MutationStatus {
+        try read { e throws(OptimistError) in try e.status(id) }
+    }
+
+    /// Mutations not yet ended (pending, inflight or failed).
+    public func pendingCount() throws(OptimistError) -> Int {
+        try read { e in e.live.count }
+    }
+
+    /// A live mutation as the store keeps it.
+    public func mutation(_ id: MutationID) throws(OptimistError) -> MutationRecord {
+        try read { e throws(OptimistError) in try e.liveMutation(id).record }
+    }
+
+    // MARK: Outbox
+
+    /// Hands out the oldest due pending mutation and marks it inflight; nil when none is due.
+    public func outboxNext(now: Int64) throws(OptimistError) -> MutationRecord? {
+        try change(.mutate) { e in e.outboxNext(now: now) }
+    }
+
+    /// A send failed. Transient failures come back pending after exponential backoff with
+    /// jitter, counted from `now`; after the retry limit, or when permanent, the mutation's
+    /// policy decides (roll back, or keep it visible as `failed`).
+    public func fail(_ id: MutationID, transient: Bool, reason: String? = nil, now: Int64) throws(OptimistError) {
+        try change(.fail) { e throws(OptimistError) in try e.fail(id, transient: transient, reason: reason, now: now) }
+    }
+
+    /// Makes a failed (or backing-off pending) mutation due again at once.
+    public func retry(_ id: MutationID) throws(OptimistError) {
+        try change(.retry) { e throws(OptimistError) in try e.retry(id) }
+    }
+
+    public var retryPolicy: RetryPolicy {
+        get { state.withLock { $0.retryPolicy } }
+        set { state.withLock { $0.retryPolicy = newValue } }
+    }
+
+    // MARK: Freshness
+
+    /// Records that keys `from...to` of `collection` were loaded from the authority at `at`.
+    public func markLoaded(_ collection: Key, from: Key, to: Key, at: Int64) throws(OptimistError) {
+        guard !(to < from) else { throw .misuse("mark_loaded: from must not sort after to") }
+        try change(.server) { e in e.markLoaded(collection, LoadedRange(from: from, to: to, at: at)) }
+    }
+
+    /// Whether `key` lies outside every loaded range, or only in ranges older than `maxAge`.
+    public func needsReload(_ collection: Key, _ key: Key, now: Int64, maxAge: Int64) throws(OptimistError) -> Bool {
+        try read { e in e.needsReload(collection, key, now: now, maxAge: maxAge) }
+    }
+
+    // MARK: Views
+
+    /// Defines (or redefines) an aggregate over the visible records of `collection` whose key
+    /// starts with `prefix`, maintained on every change; read it with ``viewValue(_:)``.
+    public func defineView(_ name: String, collection: Key, prefix: Key = "", kind: ViewKind) throws(OptimistError) {
+        try read { e in e.defineView(name: name, collection: collection, prefix: prefix, kind: kind) }
+    }
+
+    public func viewValue(_ name: String) throws(OptimistError) -> Double {
+        try read { e throws(OptimistError) in
+            guard let v = e.views[name] else { throw .notFound("no view \(name)") }
+            return v.value
+        }
+    }
+
+    // MARK: Subscriptions
+
+    /// Calls `listener` once per state-changing call with the records (of `collection`, whose
+    /// key starts with `prefix`; nil: all) whose visible value or pending flag changed.
+    @discardableResult
+    public func subscribe(collection: Key? = nil, prefix: Key? = nil,
+                          _ listener: @escaping @Sendable ([Change]) -> Void) throws(OptimistError) -> UInt64 {
+        try read { e in
+            let id = e.nextSubscription
+            e.nextSubscription += 1
+            e.subscriptions[id] = Subscription(collection: collection, prefix: prefix, listener: listener)
+            return id
+        }
+    }
+
+    public func unsubscribe(_ id: UInt64) throws(OptimistError) {
+        try read { e throws(OptimistError) in
+            guard e.subscriptions.removeValue(forKey: id) != nil else { throw .notFound("no subscription \(id)") }
+        }
+    }
+
+    /// The batches of changes as an async sequence; ends its subscription when the consumer
+    /// stops iterating.
+    public func changes(collection: Key? = nil, prefix: Key? = nil) throws(OptimistError) -> AsyncStream<[Change]> {
+        let (stream, continuation) = AsyncStream<[Change]>.makeStream()
+        let id = try subscribe(collection: collection, prefix: prefix) { continuation.yield($0) }
+        continuation.onTermination = { [weak self] _ in try? self?.unsubscribe(id) }
+        return stream
+    }
+
+    // MARK: Life
+
+    /// Returns once everything that happened before the call is durable (no-op in memory).
+    public func flush() throws(OptimistError) {
+        try read { _ in }
+        if let error = sink?.takeError() { throw error }
+        try sink?.flush()
+    }
+
+    /// Flushes and closes; later calls throw `.misuse`. Closing twice is a no-op.
+    public func close() throws(OptimistError) {
+        let wasOpen = state.withLock { e in
+            defer { e.closed = true }
+            return !e.closed
+        }
+        if wasOpen { try sink?.close() }
+    }
+
+    public var isClosed: Bool { state.withLock { $0.closed } }
+}
