@@ -6,17 +6,27 @@ let package = Package(
     products: [
         // The Swift API: the core plus SQLite persistence.
         .library(name: "Optimist", targets: ["Optimist"]),
-        // liboptimist.so: the C ABI every other host uses.
+        // liboptimist.so: the C ABI every other host uses (CMake builds it with the Swift
+        // runtime linked statically; see CMakeLists.txt).
         .library(name: "optimist", type: .dynamic, targets: ["OptimistC"]),
     ],
     targets: [
         // Pure semantics: no I/O, no Foundation.
         .target(name: "OptimistCore"),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // The background writer and loader of store files.
         .target(name: "OptimistSQLite", dependencies: ["OptimistCore", "CSQLite"]),
+        // The Swift API apps import.
         .target(name: "Optimist", dependencies: ["OptimistCore", "OptimistSQLite"]),
+        // The @_cdecl entry points declared in Include/optimist.h.
         .target(name: "OptimistC", dependencies: ["Optimist"]),
+        // Microbenchmarks (Benchmarks/run builds this in release mode).
+        .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "CSQLite"], path: "Benchmarks/Swift"),
+        // A child process the crash tests kill with SIGKILL.
+        .executableTarget(name: "optimist-crash-child", dependencies: ["Optimist"], path: "Tests/CrashChild"),
         .testTarget(name: "OptimistCoreTests", dependencies: ["OptimistCore"]),
+        .testTarget(name: "OptimistSQLiteTests", dependencies: ["Optimist"]),
+        .testTarget(name: "OptimistTests", dependencies: ["Optimist"]),
     ],
     swiftLanguageModes: [.v6]
 )

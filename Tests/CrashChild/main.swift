@@ -1,0 +1,1 @@
+print("crash child: not built yet")
