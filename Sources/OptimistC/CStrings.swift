@@ -1,0 +1,58 @@
+import Glibc
+import Optimist
+
+// Strings crossing the boundary. In: borrowed NUL-terminated UTF-8, validated before use.
+// Out: malloc'd copies the caller releases with `optimist_free`.
+
+/// A required string argument: NULL is `.misuse`, bytes that are not UTF-8 are `.invalid`.
+func text(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> String {
+    guard let p else { throw .misuse("\(what) is NULL") }
+    return try utf8(p, what)
+}
+
+/// An optional string argument: NULL stays nil; bytes that are not UTF-8 are `.invalid`.
+func optionalText(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> String? {
+    guard let p else { return nil }
+    return try utf8(p, what)
+}
+
+/// A required key, collection or field name.
+func key(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> Key {
+    Key(try text(p, what))
+}
+
+/// A key prefix; NULL means "" (every key).
+func prefix(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> Key {
+    Key(try optionalText(p, what) ?? "")
+}
+
+private func utf8(_ p: UnsafePointer<CChar>, _ what: StaticString) throws(OptimistError) -> String {
+    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
+    guard let s = String(validating: bytes, as: UTF8.self) else { throw .invalid("\(what) is not valid UTF-8") }
+    return s
+}
+
+/// A required JSON object argument, parsed straight from the caller's bytes (the parser
+/// rejects invalid UTF-8, trailing data and nesting deeper than its limit).
+func record(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> Record {
+    guard let p else { throw .misuse("\(what) is NULL") }
+    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
+    do {
+        return try JSONParser.parseObject(bytes)
+    } catch {
+        throw .invalid("\(what): \(error)")
+    }
+}
+
+/// A malloc'd NUL-terminated copy of `s` for the caller to free with `optimist_free`.
+/// Strings handed out (canonical JSON, client ids) never contain a NUL byte.
+func handOut(_ s: String) throws(OptimistError) -> UnsafeMutablePointer<CChar> {
+    guard let copy = strdup(s) else { throw .internal("out of memory") }
+    return copy
+}
+
+/// Checks a required out-parameter.
+func out<T>(_ p: UnsafeMutablePointer<T>?, _ what: StaticString) throws(OptimistError) -> UnsafeMutablePointer<T> {
+    guard let p else { throw .misuse("\(what) is NULL") }
+    return p
+}

@@ -1,0 +1,87 @@
+import Optimist
+import Synchronization
+
+// The opaque handles C sees. Each `optimist_store*` / `optimist_batch*` points to a small
+// header we lay out ourselves: a magic word, then a retained reference to a Swift box.
+//
+// Why a header and not the Swift object itself: the magic word sits at a known offset, so a
+// batch passed where a store is expected (or a freed batch whose memory was not reused) is
+// caught as MISUSE instead of being read as the wrong class.
+//
+// Why store boxes are never freed: `optimist_close` releases the store but leaves the header
+// and box behind as a tombstone, so any later call with the same pointer reads "closed" and
+// returns MISUSE rather than touching freed memory. The cost is a few dozen bytes per store
+// opened in the life of the process.
+
+private let storeMagic: UInt64 = 0x4F50_5453_544F_5245  // "OPTSTORE"
+private let batchMagic: UInt64 = 0x4F50_5442_4154_4348  // "OPTBATCH"
+private let deadMagic: UInt64 = 0x4F50_5444_4541_4421   // "OPTDEAD!"
+private let headerSize = 16
+
+/// What a store handle points at. The store is nil once closed.
+final class StoreBox: Sendable {
+    let store: Mutex<Store?>
+    init(_ store: Store) { self.store = Mutex(store) }
+}
+
+/// What a batch handle points at: the ops added so far. A batch is not locked: it may be read
+/// by several calls at once but must not be changed while another thread uses it.
+final class BatchBox {
+    var ops: [Op] = []
+}
+
+private func makeHandle(magic: UInt64, _ object: AnyObject) -> OpaquePointer {
+    let raw = UnsafeMutableRawPointer.allocate(byteCount: headerSize, alignment: 8)
+    raw.storeBytes(of: magic, as: UInt64.self)
+    raw.storeBytes(of: Unmanaged.passRetained(object).toOpaque(), toByteOffset: 8, as: UnsafeMutableRawPointer.self)
+    return OpaquePointer(raw)
+}
+
+private func object(_ handle: OpaquePointer, magic: UInt64) -> AnyObject? {
+    let raw = UnsafeMutableRawPointer(handle)
+    guard raw.load(as: UInt64.self) == magic else { return nil }
+    return Unmanaged<AnyObject>.fromOpaque(raw.load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self)).takeUnretainedValue()
+}
+
+func makeStoreHandle(_ store: Store) -> OpaquePointer {
+    makeHandle(magic: storeMagic, StoreBox(store))
+}
+
+/// The box behind a store handle (open or closed). NULL or not a store handle: `.misuse`.
+func storeBox(_ handle: OpaquePointer?) throws(OptimistError) -> StoreBox {
+    guard let handle else { throw .misuse("the store handle is NULL") }
+    guard let box = object(handle, magic: storeMagic) as? StoreBox else {
+        throw .misuse("not a store handle")
+    }
+    return box
+}
+
+/// The open store behind a handle: NULL, not a store, or closed: `.misuse`.
+func store(_ handle: OpaquePointer?) throws(OptimistError) -> Store {
+    let box = try storeBox(handle)
+    guard let s = box.store.withLock({ $0 }) else { throw .misuse("the store is closed") }
+    return s
+}
+
+func makeBatchHandle() -> OpaquePointer {
+    makeHandle(magic: batchMagic, BatchBox())
+}
+
+/// The box behind a batch handle. NULL or not a (live) batch handle: `.misuse`.
+func batchBox(_ handle: OpaquePointer?) throws(OptimistError) -> BatchBox {
+    guard let handle else { throw .misuse("the batch handle is NULL") }
+    guard let box = object(handle, magic: batchMagic) as? BatchBox else {
+        throw .misuse("not a batch handle (or a freed one)")
+    }
+    return box
+}
+
+/// Frees a batch handle: marks the header dead first, so a stale pointer whose memory has not
+/// been reused yet is caught as MISUSE.
+func freeBatchHandle(_ handle: OpaquePointer) {
+    let raw = UnsafeMutableRawPointer(handle)
+    guard raw.load(as: UInt64.self) == batchMagic else { return }
+    raw.storeBytes(of: deadMagic, as: UInt64.self)
+    Unmanaged<AnyObject>.fromOpaque(raw.load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self)).release()
+    raw.deallocate()
+}

@@ -1,0 +1,54 @@
+import Glibc
+import Optimist
+
+// Opening, flushing and closing stores; the client id; the retry policy.
+
+@_cdecl("optimist_open")
+public func optimist_open(_ path: UnsafePointer<CChar>?, _ outStore: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guarded { () throws(OptimistError) in
+        let out = try out(outStore, "out")
+        let p = try optionalText(path, "path")
+        let s = try Store.open(path: p)
+        out.pointee = makeStoreHandle(s)
+    }
+}
+
+/// Flushes and closes, then drops the store. The handle stays a tombstone (see Handles.swift),
+/// so closing again returns OK and any other call returns MISUSE.
+@_cdecl("optimist_close")
+public func optimist_close(_ handle: OpaquePointer?) -> Int32 {
+    guard handle != nil else { return RC.ok }
+    return guarded { () throws(OptimistError) in
+        let box = try storeBox(handle)
+        guard let s = box.store.withLock({ $0 }) else { return }
+        // Take the store out of the box even when the final flush fails: the handle is closed
+        // either way and the caller learns of the failure from the result code.
+        defer { box.store.withLock { $0 = nil } }
+        try s.close()
+    }
+}
+
+@_cdecl("optimist_flush")
+public func optimist_flush(_ handle: OpaquePointer?) -> Int32 {
+    guarded { () throws(OptimistError) in try store(handle).flush() }
+}
+
+@_cdecl("optimist_client_id")
+public func optimist_client_id(_ handle: OpaquePointer?, _ outID: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guarded { () throws(OptimistError) in
+        let s = try store(handle)
+        let out = try out(outID, "out")
+        out.pointee = try handOut(s.clientID)
+    }
+}
+
+@_cdecl("optimist_set_retry_policy")
+public func optimist_set_retry_policy(_ handle: OpaquePointer?, _ maxAttempts: Int32, _ baseDelayMs: Int64, _ maxDelayMs: Int64) -> Int32 {
+    guarded { () throws(OptimistError) in
+        let s = try store(handle)
+        guard maxAttempts >= 1 else { throw .misuse("max_attempts must be at least 1") }
+        guard baseDelayMs >= 0, maxDelayMs >= 0 else { throw .misuse("delays must not be negative") }
+        guard !s.isClosed else { throw .misuse("the store is closed") }
+        s.retryPolicy = RetryPolicy(maxAttempts: Int(maxAttempts), baseDelayMs: baseDelayMs, maxDelayMs: maxDelayMs)
+    }
+}
