@@ -1,0 +1,539 @@
+/*
+** optimist.h -- the C interface of Optimist, an embeddable optimistic-state core.
+**
+** OVERVIEW
+**
+** A store keeps two layers of state:
+**
+**   - the CONFIRMED state C: what the server (or any authority) has acknowledged;
+**   - the PENDING mutations P = [m1 ... mk], in the order they were applied.
+**
+** What every read returns is the VISIBLE state V = fold(P, C): each pending mutation re-applied,
+** in order, on top of C. A mutation (optimist_mutate) changes V at once; later the server's answer
+** either commits it (optimist_commit: its ops, or the server's own, fold into C) or rolls it back
+** (optimist_rollback: V becomes what it would be had the mutation never happened, while every
+** other pending mutation keeps its effect). Changes that come from elsewhere enter C through
+** optimist_server_apply, and the pending mutations are re-applied on top of them.
+**
+** A store holds collections; a collection maps keys to records. Collections, keys and field names
+** are NUL-terminated UTF-8 strings, compared byte by byte (so ISO dates and zero-padded numbers
+** sort naturally). A record is a JSON object, passed in and out as text.
+**
+** THREADS
+**
+** One store may be used from many threads at once; every function here is safe to call
+** concurrently on the same store. Listeners (optimist_subscribe) run synchronously on the thread
+** whose call changed the store, after the change is visible and outside the store's internal
+** locks, so a listener may read the store and may mutate it without deadlock. Batches
+** (optimist_batch) are not locked: a batch may be passed to several calls at once, but must not be
+** changed (optimist_batch_put ...) or freed while another thread is using it.
+**
+** ERRORS
+**
+** Every function that can fail returns an int result code: OPTIMIST_OK (0) on success, otherwise
+** one of the OPTIMIST_* codes below. A failing call also records an English message, readable
+** with optimist_last_error() on the same thread until the next failing call on that thread.
+** optimist_errstr() gives a fixed description of a code. Out-parameters are written only when a
+** call returns OPTIMIST_OK (the one exception: the id written by optimist_mutate on
+** OPTIMIST_DUPLICATE). No input makes the library abort: NULL pointers, closed handles and bad
+** values are reported as OPTIMIST_MISUSE, malformed JSON or UTF-8 as OPTIMIST_INVALID.
+**
+** OWNERSHIP
+**
+** Strings passed in are borrowed for the duration of the call; the library keeps copies of what
+** it needs. Strings handed out through a char** out-parameter are NUL-terminated UTF-8 owned by
+** the caller, who releases them with optimist_free(). Strings returned directly by
+** optimist_version(), optimist_errstr() and optimist_last_error() belong to the library and must
+** not be freed. Handles (optimist_store, optimist_batch) are created and released only by the
+** functions named for it.
+**
+** JSON
+**
+** JSON handed out is canonical: compact, object members sorted bytewise by name, integral numbers
+** below 2^53 written without a fraction, other numbers in shortest round-trip form. Two hosts can
+** therefore compare results as plain strings. JSON taken in must be strict RFC 8259 UTF-8 text
+** holding a single value (nesting depth at most 256).
+**
+** TIME
+**
+** The library never reads a clock. Times (now_ms, at_ms) are milliseconds on the caller's own
+** clock, passed in, so behaviour is deterministic and testable.
+*/
+#ifndef OPTIMIST_H
+#define OPTIMIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+** VERSION
+**
+** OPTIMIST_VERSION is the version of this header as "MAJOR.MINOR.PATCH";
+** OPTIMIST_VERSION_NUMBER is MAJOR*1000000 + MINOR*1000 + PATCH. optimist_version() returns the
+** version of the library actually loaded, which a program may compare with the header's.
+*/
+#define OPTIMIST_VERSION        "1.0.0"
+#define OPTIMIST_VERSION_NUMBER 1000000
+
+/*
+** RESULT CODES
+*/
+#define OPTIMIST_OK         0  /* success */
+#define OPTIMIST_ERROR      1  /* internal error (a bug, or out of memory) */
+#define OPTIMIST_MISUSE     2  /* NULL or closed handle, NULL required argument, bad argument */
+#define OPTIMIST_NOTFOUND   3  /* no such record, mutation, view or subscription; nothing due */
+#define OPTIMIST_STATE      4  /* the mutation is not in a state that allows this */
+#define OPTIMIST_INVALID    5  /* malformed JSON or UTF-8, not an object, an op that cannot apply */
+#define OPTIMIST_DUPLICATE  6  /* a not-yet-ended mutation holds the same dedupe key */
+#define OPTIMIST_IO         7  /* the disk said no */
+#define OPTIMIST_CORRUPT    8  /* not an optimist store, or a damaged one */
+#define OPTIMIST_BUSY       9  /* the store file is held by another process */
+
+/*
+** MUTATION STATUS (optimist_status)
+**
+** A mutation is PENDING when applied and not yet handed to a sender, INFLIGHT once
+** optimist_outbox_next handed it out, FAILED when it failed for good under OPTIMIST_POLICY_KEEP
+** (it stays visible until optimist_retry or optimist_rollback), and finally COMMITTED or
+** ROLLED_BACK. PENDING, INFLIGHT and FAILED mutations are "not yet ended": they count towards the
+** visible state and make the records they touch pending.
+*/
+#define OPTIMIST_PENDING     1
+#define OPTIMIST_INFLIGHT    2
+#define OPTIMIST_FAILED      3
+#define OPTIMIST_COMMITTED   4
+#define OPTIMIST_ROLLED_BACK 5
+
+/*
+** FAILURE POLICY (optimist_mutate_with_policy)
+**
+** What happens to a mutation that fails permanently, or runs out of retries:
+** OPTIMIST_POLICY_ROLLBACK (the default) rolls it back; OPTIMIST_POLICY_KEEP keeps it visible with
+** status OPTIMIST_FAILED until optimist_retry or optimist_rollback.
+*/
+#define OPTIMIST_POLICY_ROLLBACK 0
+#define OPTIMIST_POLICY_KEEP     1
+
+/*
+** CHANGE CAUSES (optimist_change.cause): the kind of call that changed a record.
+*/
+#define OPTIMIST_CAUSE_MUTATE   1  /* optimist_mutate, optimist_mutate_with_policy */
+#define OPTIMIST_CAUSE_COMMIT   2  /* optimist_commit */
+#define OPTIMIST_CAUSE_ROLLBACK 3  /* optimist_rollback */
+#define OPTIMIST_CAUSE_SERVER   4  /* optimist_server_apply */
+#define OPTIMIST_CAUSE_FAIL     5  /* optimist_fail (a rollback by policy, or a kept failure) */
+#define OPTIMIST_CAUSE_RETRY    6  /* optimist_retry */
+
+/*
+** HANDLES
+**
+** optimist_store is an open store (optimist_open). After optimist_close the pointer stays safe
+** to pass: every call with it returns OPTIMIST_MISUSE ("the store is closed"), so the library
+** keeps a few bytes per store ever opened for the life of the process.
+**
+** optimist_batch is a list of ops: the ops of one mutation, or of one change from the server.
+** Using a batch after optimist_batch_free is undefined behaviour (the library catches it as
+** OPTIMIST_MISUSE when the memory has not been reused yet, but cannot promise to).
+*/
+typedef struct optimist_store optimist_store;
+typedef struct optimist_batch optimist_batch;
+
+/* ------------------------------------------------------------------------------------------ */
+/* LIBRARY                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+** The version of the loaded library, "1.0.0". Static storage: do not free.
+*/
+const char *optimist_version(void);
+
+/*
+** A fixed English description of result code rc ("unknown result code" for a value that is not
+** one). Static storage: do not free.
+*/
+const char *optimist_errstr(int rc);
+
+/*
+** The message of the last call that failed on the calling thread, or "" if none has. Owned by
+** the library; valid until the next failing call on the same thread. Successful calls leave it
+** unchanged. Each thread has its own, freed when the thread exits.
+*/
+const char *optimist_last_error(void);
+
+/*
+** Releases a string handed out by this library (any char** out-parameter). NULL is a no-op.
+*/
+void optimist_free(void *p);
+
+/* ------------------------------------------------------------------------------------------ */
+/* OPENING AND CLOSING                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+** Opens the store at path, a SQLite file created if absent, and writes its handle to *out.
+** path NULL opens a new, empty in-memory store.
+**
+** A file-backed store persists the confirmed state and every not-yet-ended mutation. Mutations
+** return before the disk write (which happens in the background, batched); optimist_flush waits
+** for it.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE if out is NULL; OPTIMIST_INVALID if path is not UTF-8;
+** OPTIMIST_IO if the file cannot be opened or created; OPTIMIST_CORRUPT if it is not an optimist
+** store or is damaged; OPTIMIST_BUSY if another process holds it.
+*/
+int optimist_open(const char *path, optimist_store **out);
+
+/*
+** Flushes and closes the store, and releases it. The handle stays a tombstone: later calls with
+** it return OPTIMIST_MISUSE, except optimist_close itself, which returns OPTIMIST_OK again.
+** s NULL is a no-op returning OPTIMIST_OK.
+**
+** Listeners still registered are dropped. If the final flush fails, the store is closed all the
+** same and the failure's code (OPTIMIST_IO ...) is returned: what was not yet written is lost.
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE if s is not a store handle.
+*/
+int optimist_close(optimist_store *s);
+
+/*
+** Returns once everything that happened before the call is durable: after OPTIMIST_OK it
+** survives a crash (even kill -9) and reopens with the same visible state and the same pending
+** mutations and statuses. A no-op for an in-memory store.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store); OPTIMIST_IO.
+*/
+int optimist_flush(optimist_store *s);
+
+/*
+** Writes the store's client id to *out: a UUID made when the store was created and persisted
+** with it. (client id, mutation id) is the idempotency key a sender passes to its server, so a
+** mutation re-sent after a crash or a lost acknowledgement takes effect once. Free *out with
+** optimist_free.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, out NULL); OPTIMIST_ERROR (out of
+** memory).
+*/
+int optimist_client_id(optimist_store *s, char **out);
+
+/*
+** Sets how transient failures (optimist_fail with transient != 0) are retried: a mutation may be
+** sent max_attempts times in all; after each failed attempt it waits an exponential backoff with
+** jitter, starting around base_delay_ms, doubling per attempt, capped at max_delay_ms. Applies
+** from the next failure on; not persisted (set it after each open). The default is 5 attempts,
+** 1000 ms, 60000 ms.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, max_attempts < 1, a negative
+** delay).
+*/
+int optimist_set_retry_policy(optimist_store *s, int max_attempts, int64_t base_delay_ms,
+                              int64_t max_delay_ms);
+
+/* ------------------------------------------------------------------------------------------ */
+/* BATCHES OF OPS                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+** Creates an empty batch and writes its handle to *out. Release it with optimist_batch_free.
+** A batch can be passed to any number of calls; they copy its ops.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE if out is NULL.
+*/
+int optimist_batch_new(optimist_batch **out);
+
+/*
+** Releases a batch. NULL is a no-op.
+*/
+void optimist_batch_free(optimist_batch *b);
+
+/*
+** Appends an op that replaces record key of collection coll with the JSON object json.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (b, coll, key or json NULL); OPTIMIST_INVALID (a string
+** is not UTF-8, json is malformed or not an object). On failure the batch is unchanged.
+*/
+int optimist_batch_put(optimist_batch *b, const char *coll, const char *key, const char *json);
+
+/*
+** Appends an op that applies the JSON object json to the record as an RFC 7396 merge patch: a
+** missing record counts as {}, a null member removes that field, nested objects merge.
+**
+** Returns as optimist_batch_put.
+*/
+int optimist_batch_patch(optimist_batch *b, const char *coll, const char *key, const char *json);
+
+/*
+** Appends an op that removes the record (no error when it is absent).
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (b, coll or key NULL); OPTIMIST_INVALID (not UTF-8).
+*/
+int optimist_batch_delete(optimist_batch *b, const char *coll, const char *key);
+
+/*
+** Appends an op that adds delta to the top-level numeric field of the record; a missing record
+** or field counts as 0. Being relative, it re-applies correctly on a changed base. Applied to a
+** field that holds something other than a number, it fails (see optimist_mutate).
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (b, coll, key or field NULL); OPTIMIST_INVALID (not
+** UTF-8, or delta is NaN or infinite).
+*/
+int optimist_batch_incr(optimist_batch *b, const char *coll, const char *key, const char *field,
+                        double delta);
+
+/* ------------------------------------------------------------------------------------------ */
+/* MUTATIONS                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+** Applies the ops of batch b to the visible state at once, as one atomic mutation, and writes
+** its id to *out_id (ids increase and are never reused in a store's life, also across reopen).
+** Either every op applies or none does. The mutation is PENDING and has the default policy,
+** OPTIMIST_POLICY_ROLLBACK.
+**
+** dedupe_key (may be NULL) guards against double submission: while a not-yet-ended mutation
+** holds the same key, the call changes nothing, writes that mutation's id to *out_id and returns
+** OPTIMIST_DUPLICATE. Once that mutation is committed or rolled back the key is free again.
+**
+** out_id may be NULL when the caller does not need the id.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, b NULL); OPTIMIST_INVALID (an op
+** cannot apply, e.g. incr of a field holding a string: nothing changes; dedupe_key not UTF-8);
+** OPTIMIST_DUPLICATE; OPTIMIST_IO (an earlier background write failed).
+*/
+int optimist_mutate(optimist_store *s, const optimist_batch *b, const char *dedupe_key,
+                    uint64_t *out_id);
+
+/*
+** As optimist_mutate, with the failure policy given: OPTIMIST_POLICY_ROLLBACK or
+** OPTIMIST_POLICY_KEEP; any other value returns OPTIMIST_MISUSE.
+*/
+int optimist_mutate_with_policy(optimist_store *s, const optimist_batch *b,
+                                const char *dedupe_key, int policy, uint64_t *out_id);
+
+/*
+** The authority accepted mutation id: the confirmed state becomes C := apply(ops, C), where ops
+** are server_ops when given (the server's canonical result wins over the prediction) or, with
+** server_ops NULL, the mutation's own ops. The mutation leaves the pending list (status
+** OPTIMIST_COMMITTED). Commits may arrive in any order.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, server_ops not a batch);
+** OPTIMIST_NOTFOUND (no such mutation); OPTIMIST_STATE (already committed or rolled back);
+** OPTIMIST_INVALID (a server op cannot apply: nothing changes).
+*/
+int optimist_commit(optimist_store *s, uint64_t id, const optimist_batch *server_ops);
+
+/*
+** Mutation id failed: it leaves the pending list (status OPTIMIST_ROLLED_BACK) and the visible
+** state is recomputed as if it had never been applied, while every other pending mutation keeps
+** its effect. reason (may be NULL) is a message for diagnostics.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store); OPTIMIST_INVALID (reason not
+** UTF-8); OPTIMIST_NOTFOUND; OPTIMIST_STATE (already committed or rolled back).
+*/
+int optimist_rollback(optimist_store *s, uint64_t id, const char *reason);
+
+/*
+** An authoritative change from outside (another device, a pull from the server): the ops of b
+** apply to the confirmed state, and pending mutations are re-applied on top.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, b NULL); OPTIMIST_INVALID (an op
+** cannot apply: nothing changes).
+*/
+int optimist_server_apply(optimist_store *s, const optimist_batch *b);
+
+/* ------------------------------------------------------------------------------------------ */
+/* READS                                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+** Writes the visible record key of collection coll, as canonical JSON, to *out_json (free with
+** optimist_free).
+**
+** Returns OPTIMIST_OK; OPTIMIST_NOTFOUND (no such record); OPTIMIST_MISUSE (NULL or closed store,
+** coll, key or out_json NULL); OPTIMIST_INVALID (coll or key not UTF-8).
+*/
+int optimist_get(optimist_store *s, const char *coll, const char *key, char **out_json);
+
+/*
+** As optimist_get, but reads the confirmed state, ignoring pending mutations.
+*/
+int optimist_get_confirmed(optimist_store *s, const char *coll, const char *key, char **out_json);
+
+/*
+** Writes 1 to *out if a not-yet-ended (pending, inflight or failed) mutation touches the record,
+** else 0: the flag a user interface dims or badges.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE; OPTIMIST_INVALID (not UTF-8).
+*/
+int optimist_is_pending(optimist_store *s, const char *coll, const char *key, int *out);
+
+/*
+** Writes the visible records of coll whose key starts with prefix (NULL or "": all) to *out_json
+** as a JSON array of [key, record] pairs in bytewise key order, e.g. [["a",{"n":1}],["b",{}]].
+** limit caps the number of pairs; 0 means no limit. Free *out_json with optimist_free.
+**
+** Returns OPTIMIST_OK (also for an empty result: "[]"); OPTIMIST_MISUSE; OPTIMIST_INVALID.
+*/
+int optimist_scan(optimist_store *s, const char *coll, const char *prefix, size_t limit,
+                  char **out_json);
+
+/*
+** Writes the status of mutation id (OPTIMIST_PENDING ... OPTIMIST_ROLLED_BACK) to *out_status.
+**
+** Returns OPTIMIST_OK; OPTIMIST_NOTFOUND (no such mutation); OPTIMIST_MISUSE.
+*/
+int optimist_status(optimist_store *s, uint64_t id, int *out_status);
+
+/*
+** Writes the number of not-yet-ended (pending, inflight or failed) mutations to *out.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE.
+*/
+int optimist_pending_count(optimist_store *s, uint64_t *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* OUTBOX                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+** Hands out the oldest pending mutation that is due at now_ms (not waiting out a backoff) and
+** marks it OPTIMIST_INFLIGHT. Writes its id to *out_id and its ops to *out_ops_json (free with
+** optimist_free) as a JSON array of op objects:
+**
+**   {"op":"put","coll":C,"key":K,"value":{...}}
+**   {"op":"patch","coll":C,"key":K,"value":{...}}
+**   {"op":"delete","coll":C,"key":K}
+**   {"op":"incr","coll":C,"key":K,"field":F,"delta":D}
+**
+** The sender passes (client id, mutation id) to its server as the idempotency key and reports
+** back with optimist_commit, optimist_rollback or optimist_fail.
+**
+** Returns OPTIMIST_OK; OPTIMIST_NOTFOUND (nothing is due); OPTIMIST_MISUSE (NULL or closed store,
+** an out-parameter NULL).
+*/
+int optimist_outbox_next(optimist_store *s, int64_t now_ms, uint64_t *out_id,
+                         char **out_ops_json);
+
+/*
+** Sending mutation id (inflight, or pending and sent by other means) failed at now_ms. A
+** transient failure (transient != 0) puts it back as PENDING, due again after an exponential
+** backoff with jitter counted from now_ms (see optimist_set_retry_policy). A permanent failure,
+** or a transient one after the last allowed attempt, is settled by the mutation's policy: it is
+** rolled back (OPTIMIST_POLICY_ROLLBACK) or kept visible as OPTIMIST_FAILED
+** (OPTIMIST_POLICY_KEEP). reason (may be NULL) is kept for diagnostics.
+**
+** Returns OPTIMIST_OK; OPTIMIST_NOTFOUND; OPTIMIST_STATE (failed, committed or rolled back
+** already); OPTIMIST_MISUSE; OPTIMIST_INVALID (reason not UTF-8).
+*/
+int optimist_fail(optimist_store *s, uint64_t id, int transient, const char *reason,
+                  int64_t now_ms);
+
+/*
+** Makes mutation id due again at once: a FAILED mutation becomes PENDING with its attempts reset;
+** a PENDING one waiting out a backoff skips the rest of the wait.
+**
+** Returns OPTIMIST_OK; OPTIMIST_NOTFOUND; OPTIMIST_STATE (inflight, committed or rolled back);
+** OPTIMIST_MISUSE.
+*/
+int optimist_retry(optimist_store *s, uint64_t id);
+
+/* ------------------------------------------------------------------------------------------ */
+/* FRESHNESS AND VIEWS                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+** Records that the keys from_key ... to_key (inclusive, bytewise) of coll were loaded from the
+** authority at at_ms, for optimist_needs_reload.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL argument, closed store, from_key sorts after
+** to_key); OPTIMIST_INVALID (not UTF-8).
+*/
+int optimist_mark_loaded(optimist_store *s, const char *coll, const char *from_key,
+                         const char *to_key, int64_t at_ms);
+
+/*
+** Writes 1 to *out if key of coll lies outside every range marked loaded, or only in ranges
+** loaded more than max_age_ms before now_ms; else 0.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE; OPTIMIST_INVALID (not UTF-8).
+*/
+int optimist_needs_reload(optimist_store *s, const char *coll, const char *key, int64_t now_ms,
+                          int64_t max_age_ms, int *out);
+
+/*
+** Defines (or redefines) view name: an aggregate over the visible records of coll whose key
+** starts with prefix (NULL or "": all), kept up to date incrementally on every change. kind is
+** "count" (the number of records) or "sum:FIELD" (the sum of the top-level numeric field FIELD;
+** records without it, or with a non-number, add 0). Views live in memory: define them after each
+** open.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL argument, closed store, unknown kind);
+** OPTIMIST_INVALID (not UTF-8).
+*/
+int optimist_view_define(optimist_store *s, const char *name, const char *coll,
+                         const char *prefix, const char *kind);
+
+/*
+** Writes the current value of view name to *out, in constant time.
+**
+** Returns OPTIMIST_OK; OPTIMIST_NOTFOUND (no such view); OPTIMIST_MISUSE; OPTIMIST_INVALID.
+*/
+int optimist_view_get(optimist_store *s, const char *name, double *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* SUBSCRIPTIONS                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+** A record whose visible value or pending flag changed. Every string is owned by the library and
+** valid only during the listener call: copy what you keep.
+*/
+typedef struct optimist_change {
+    const char *collection;  /* the collection */
+    const char *key;         /* the record's key */
+    const char *value_json;  /* the new visible record as canonical JSON; NULL when it is gone */
+    int pending;             /* 1 while a not-yet-ended mutation touches the record, else 0 */
+    int cause;               /* OPTIMIST_CAUSE_MUTATE ... OPTIMIST_CAUSE_RETRY */
+} optimist_change;
+
+/*
+** A listener: called with the ctx given to optimist_subscribe and the n (at least 1) changes of
+** one state-changing call, in the order the records were first touched. changes and its strings
+** are valid only during the call.
+*/
+typedef void (*optimist_listener)(void *ctx, const optimist_change *changes, size_t n);
+
+/*
+** Registers fn to be called once per state-changing call with the records of coll (NULL: every
+** collection) whose key starts with prefix (NULL: every key) whose visible value or pending flag
+** changed. Writes the subscription's id to *out_sub, for optimist_unsubscribe.
+**
+** fn runs synchronously on the thread that made the change, after the change is visible and
+** outside the store's locks: it may read and mutate the store (a mutation from inside a listener
+** notifies listeners in turn, recursively). Listeners of one store are called in the order they
+** subscribed. ctx is passed back untouched; the caller keeps it alive, and safe to use from any
+** thread that changes the store, until the subscription ends (optimist_unsubscribe or
+** optimist_close).
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, fn NULL, out_sub NULL);
+** OPTIMIST_INVALID (coll or prefix not UTF-8).
+*/
+int optimist_subscribe(optimist_store *s, const char *coll, const char *prefix,
+                       optimist_listener fn, void *ctx, uint64_t *out_sub);
+
+/*
+** Ends subscription sub: its listener is not called for changes made after this returns (a call
+** already delivering on another thread may still be running).
+**
+** Returns OPTIMIST_OK; OPTIMIST_NOTFOUND (no such subscription, or already ended);
+** OPTIMIST_MISUSE (NULL or closed store).
+*/
+int optimist_unsubscribe(optimist_store *s, uint64_t sub);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* OPTIMIST_H */
