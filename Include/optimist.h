@@ -298,8 +298,9 @@ int optimist_batch_incr(optimist_batch *b, const char *coll, const char *key, co
 **
 ** out_id may be NULL when the caller does not need the id.
 **
-** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, b NULL); OPTIMIST_INVALID (an op
-** cannot apply, e.g. incr of a field holding a string: nothing changes; dedupe_key not UTF-8);
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, b NULL or empty); OPTIMIST_INVALID
+** (an op cannot apply, e.g. incr of a field holding a string: nothing changes; dedupe_key not
+** UTF-8);
 ** OPTIMIST_DUPLICATE; OPTIMIST_IO (an earlier background write failed).
 */
 int optimist_mutate(optimist_store *s, const optimist_batch *b, const char *dedupe_key,
