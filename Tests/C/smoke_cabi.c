@@ -492,6 +492,42 @@ static void test_threads(void) {
     CHECK_RC(optimist_close(s), OPTIMIST_OK);
 }
 
+/* Extreme numbers at the boundary: no trap, a plain result code. */
+static void test_extremes(void) {
+    optimist_store *s = NULL;
+    CHECK_RC(optimist_open(NULL, &s), OPTIMIST_OK);
+    int st = 0, flag = -1;
+    uint64_t id = 0;
+    char *json = NULL;
+    CHECK_RC(optimist_status(s, UINT64_MAX, &st), OPTIMIST_NOTFOUND);
+    CHECK_RC(optimist_status(s, 0, &st), OPTIMIST_NOTFOUND);
+    CHECK_RC(optimist_commit(s, UINT64_MAX, NULL), OPTIMIST_NOTFOUND);
+    CHECK_RC(optimist_rollback(s, UINT64_MAX, NULL), OPTIMIST_NOTFOUND);
+    CHECK_RC(optimist_fail(s, UINT64_MAX, 1, NULL, INT64_MAX), OPTIMIST_NOTFOUND);
+    CHECK_RC(optimist_retry(s, UINT64_MAX), OPTIMIST_NOTFOUND);
+    CHECK_RC(optimist_unsubscribe(s, UINT64_MAX), OPTIMIST_NOTFOUND);
+    CHECK_RC(optimist_outbox_next(s, INT64_MIN, &id, &json), OPTIMIST_NOTFOUND);
+    CHECK_RC(optimist_set_retry_policy(s, INT32_MAX, INT64_MAX, INT64_MAX), OPTIMIST_OK);
+
+    optimist_batch *b = batch_incr("x", "k", "n", 1.7976931348623157e308);
+    CHECK_RC(optimist_mutate(s, b, NULL, &id), OPTIMIST_OK);
+    CHECK_RC(optimist_mutate(s, b, NULL, NULL), OPTIMIST_INVALID); /* would overflow to inf */
+    CHECK_RC(optimist_get(s, "x", "k", &json), OPTIMIST_OK);
+    CHECK_JSON(json, "{\"n\":1.7976931348623157e+308}");
+    json = NULL;
+    CHECK_RC(optimist_outbox_next(s, INT64_MAX, &id, &json), OPTIMIST_OK);
+    optimist_free(json);
+    CHECK_RC(optimist_fail(s, id, 1, "", INT64_MAX), OPTIMIST_OK); /* backoff saturates */
+    CHECK_RC(optimist_status(s, id, &st), OPTIMIST_OK);
+    CHECK(st == OPTIMIST_PENDING);
+    CHECK_RC(optimist_mark_loaded(s, "x", "", "\xf4\x8f\xbf\xbf", INT64_MIN), OPTIMIST_OK);
+    CHECK_RC(optimist_needs_reload(s, "x", "k", INT64_MAX, INT64_MAX, &flag), OPTIMIST_OK);
+    CHECK(flag == 1); /* the age overflows: treated as too old */
+    CHECK_RC(optimist_needs_reload(s, "x", "k", INT64_MIN, INT64_MIN, &flag), OPTIMIST_OK);
+    optimist_batch_free(b);
+    CHECK_RC(optimist_close(s), OPTIMIST_OK);
+}
+
 int main(void) {
     test_library();
     test_basics();
@@ -499,6 +535,7 @@ int main(void) {
     test_dedupe_outbox();
     test_subscriptions();
     test_threads();
+    test_extremes();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
