@@ -1,0 +1,116 @@
+import OptimistCore
+
+/// Writes folded batches, each in one transaction, with statements prepared once.
+///
+/// Durability: the file is in WAL mode. Batches written in the background commit with
+/// `synchronous=NORMAL`: the commit reaches the operating system (so it survives the process
+/// being killed, kill -9 included) but is not fsynced. A batch that a `flush` waits for
+/// commits with `synchronous=FULL`, which fsyncs the WAL, and with it every earlier NORMAL
+/// commit in it: after `flush` returns, its changes survive a power loss as well. Background
+/// writes stay cheap; the fsync is paid once per flush, not once per batch.
+final class BatchWriter {
+    let connection: Connection
+    private let normal, full: Statement
+    private let begin, commit, rollback: Statement
+    private let putRecord, deleteRecord: Statement
+    private let putMutation, deleteMutation, putEnded: Statement
+    private let pruneLoaded, putLoaded: Statement
+    private let raiseNextID: Statement
+    private var syncFull = false
+
+    init(_ c: Connection) throws(OptimistError) {
+        connection = c
+        normal = try c.prepare("PRAGMA synchronous = NORMAL")
+        full = try c.prepare("PRAGMA synchronous = FULL")
+        begin = try c.prepare("BEGIN IMMEDIATE")
+        commit = try c.prepare("COMMIT")
+        rollback = try c.prepare("ROLLBACK")
+        putRecord = try c.prepare("INSERT OR REPLACE INTO records(coll, key, value) VALUES (?, ?, ?)")
+        deleteRecord = try c.prepare("DELETE FROM records WHERE coll = ? AND key = ?")
+        putMutation = try c.prepare("""
+            INSERT OR REPLACE INTO mutations(id, ops, status, attempts, next_attempt_ms, dedupe_key, policy, last_error)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        deleteMutation = try c.prepare("DELETE FROM mutations WHERE id = ?")
+        putEnded = try c.prepare("INSERT OR REPLACE INTO ended(id, status) VALUES (?, ?)")
+        // The same pruning as the store's own list: a newer load of a covering range makes
+        // older ranges inside it redundant (TEXT compares bytewise, as keys do).
+        pruneLoaded = try c.prepare("DELETE FROM loaded WHERE coll = ? AND from_key >= ? AND to_key <= ? AND at_ms <= ?")
+        putLoaded = try c.prepare("INSERT INTO loaded(coll, from_key, to_key, at_ms) VALUES (?, ?, ?, ?)")
+        raiseNextID = try c.prepare("UPDATE meta SET next_mutation_id = max(next_mutation_id, ?) WHERE one = 1")
+        try normal.run()
+    }
+
+    /// Writes `batch` in one transaction; all or nothing. With `sync`, the commit is fsynced
+    /// (an empty batch then still commits a tiny transaction, to sync earlier commits).
+    func write(_ batch: JournalBatch, sync: Bool) throws(OptimistError) {
+        if sync != syncFull {
+            try (sync ? full : normal).run()
+            syncFull = sync
+        }
+        try begin.run()
+        do throws(OptimistError) {
+            try writeRows(batch)
+            if batch.maxID > 0 || sync {
+                raiseNextID.bind(1, Int64(bitPattern: batch.maxID &+ 1))
+                try raiseNextID.run()
+            }
+            try commit.run()
+        } catch {
+            try? rollback.run()
+            throw error
+        }
+    }
+
+    private func writeRows(_ batch: JournalBatch) throws(OptimistError) {
+        for (address, value) in batch.records {
+            if let value {
+                putRecord.bind(1, address.collection)
+                putRecord.bind(2, address.key)
+                putRecord.bind(3, JSONWriter.string(value))
+                try putRecord.run()
+            } else {
+                deleteRecord.bind(1, address.collection)
+                deleteRecord.bind(2, address.key)
+                try deleteRecord.run()
+            }
+        }
+        for m in batch.mutations.values.sorted(by: { $0.id < $1.id }) {
+            putMutation.bind(1, Int64(bitPattern: m.id))
+            putMutation.bind(2, Op.encode(m.ops))
+            putMutation.bind(3, Int64(m.status.rawValue))
+            putMutation.bind(4, m.attempts)
+            putMutation.bind(5, m.nextAttemptAt)
+            putMutation.bind(6, m.dedupeKey)
+            putMutation.bind(7, Int64(m.policy.rawValue))
+            putMutation.bind(8, m.lastError)
+            try putMutation.run()
+        }
+        for (id, status) in batch.ended.sorted(by: { $0.key < $1.key }) {
+            deleteMutation.bind(1, Int64(bitPattern: id))
+            try deleteMutation.run()
+            putEnded.bind(1, Int64(bitPattern: id))
+            putEnded.bind(2, Int64(status.rawValue))
+            try putEnded.run()
+        }
+        for (c, r) in batch.loaded {
+            pruneLoaded.bind(1, c)
+            pruneLoaded.bind(2, r.from)
+            pruneLoaded.bind(3, r.to)
+            pruneLoaded.bind(4, r.at)
+            try pruneLoaded.run()
+            putLoaded.bind(1, c)
+            putLoaded.bind(2, r.from)
+            putLoaded.bind(3, r.to)
+            putLoaded.bind(4, r.at)
+            try putLoaded.run()
+        }
+    }
+}
+
+extension BatchWriter {
+    /// Caps the file's size in pages (`nil`: SQLite's own maximum).
+    func limitPages(_ pages: Int?) throws(OptimistError) {
+        try connection.exec("PRAGMA max_page_count = \(pages ?? 4_294_967_294)")
+    }
+}

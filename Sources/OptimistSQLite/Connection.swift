@@ -1,0 +1,83 @@
+import CSQLite
+import OptimistCore
+
+/// One SQLite connection.
+///
+/// Used by one thread at a time: the opener loads through it, then hands it to the writer
+/// thread, which owns it until close (hence `@unchecked Sendable`; the connection is opened
+/// with `SQLITE_OPEN_NOMUTEX`, so SQLite adds no locks of its own).
+final class Connection: @unchecked Sendable {
+    let db: OpaquePointer
+    private var isOpen = true
+
+    /// Opens an existing file for reading and writing (the opener creates the file itself so
+    /// it can choose its mode).
+    init(path: String) throws(OptimistError) {
+        var handle: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let handle { sqlite3_close_v2(handle) }
+            throw Connection.error(rc, "cannot open \(path): \(message)")
+        }
+        db = handle
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    deinit { close() }
+
+    /// Closes the connection (checkpointing the WAL into the main file). Idempotent.
+    func close() {
+        guard isOpen else { return }
+        isOpen = false
+        sqlite3_close_v2(db)
+    }
+
+    /// Whether SQLite fell back to read-only (a write-protected file).
+    var isReadOnly: Bool { sqlite3_db_readonly(db, "main") == 1 }
+
+    /// Runs SQL without results (several statements allowed).
+    func exec(_ sql: String) throws(OptimistError) {
+        let rc = sqlite3_exec(db, sql, nil, nil, nil)
+        if rc != SQLITE_OK { throw failure(rc, sql) }
+    }
+
+    func prepare(_ sql: String) throws(OptimistError) -> Statement {
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw failure(rc, sql) }
+        return Statement(stmt, connection: self)
+    }
+
+    /// The first column of the first row of a query (for pragmas and counts).
+    func scalarInt(_ sql: String) throws(OptimistError) -> Int64 {
+        let s = try prepare(sql)
+        guard try s.step() else { throw OptimistError.corrupt("\(sql): no row") }
+        return s.int64(0)
+    }
+
+    func scalarText(_ sql: String) throws(OptimistError) -> String? {
+        let s = try prepare(sql)
+        guard try s.step() else { return nil }
+        return s.text(0)
+    }
+
+    /// The error for a failed call, with SQLite's message.
+    func failure(_ rc: Int32, _ what: String) -> OptimistError {
+        Connection.error(rc, "\(what): \(String(cString: sqlite3_errmsg(db))) (\(rc))")
+    }
+
+    /// Maps a SQLite result code to the store's error kinds: a file held elsewhere is BUSY,
+    /// a file that is not (or no longer) a well-formed database is CORRUPT, anything the disk
+    /// or the file system refused is IO.
+    static func error(_ rc: Int32, _ message: String) -> OptimistError {
+        switch rc & 0xff {
+        case SQLITE_BUSY, SQLITE_LOCKED: .busy(message)
+        case SQLITE_CORRUPT, SQLITE_NOTADB, SQLITE_FORMAT: .corrupt(message)
+        case SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_PERM, SQLITE_NOLFS,
+             SQLITE_PROTOCOL, SQLITE_AUTH:
+            .io(message)
+        default: .internal(message)
+        }
+    }
+}

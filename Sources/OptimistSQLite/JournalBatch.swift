@@ -1,0 +1,42 @@
+import OptimistCore
+
+/// Journal entries folded into the net change one transaction writes (group commit): the last
+/// write of a record or of a mutation within the batch wins, a mutation that ended within the
+/// batch is written only as ended, loaded ranges keep their order.
+///
+/// Entries are folded in the order the store produced them, so a batch always holds the
+/// state after some store call: a crash loses whole calls, never part of one.
+struct JournalBatch {
+    struct RecordKey: Hashable {
+        var collection: Key
+        var key: Key
+    }
+
+    /// `nil` value: the confirmed record was deleted.
+    var records: [RecordKey: Record?] = [:]
+    var mutations: [MutationID: MutationRecord] = [:]
+    var ended: [MutationID: MutationStatus] = [:]
+    var loaded: [(collection: Key, range: LoadedRange)] = []
+    /// The highest mutation id seen, so the file's next id never falls behind an id handed out.
+    var maxID: MutationID = 0
+
+    var isEmpty: Bool { records.isEmpty && mutations.isEmpty && ended.isEmpty && loaded.isEmpty && maxID == 0 }
+
+    mutating func fold(_ entries: [JournalEntry]) {
+        for e in entries {
+            switch e {
+            case .confirmed(let c, let k, let v):
+                records[RecordKey(collection: c, key: k)] = .some(v)
+            case .mutation(let m):
+                mutations[m.id] = m
+                maxID = max(maxID, m.id)
+            case .ended(let id, let status):
+                mutations.removeValue(forKey: id)
+                ended[id] = status
+                maxID = max(maxID, id)
+            case .loaded(let c, let from, let to, let at):
+                loaded.append((c, LoadedRange(from: from, to: to, at: at)))
+            }
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import OptimistCore
+
+/// The journal sink of a file-backed store: queues what the store appends and has a
+/// background thread write it to SQLite in batches, one transaction per batch (group commit).
+///
+/// Sequence numbers tie `flush` to the writer: every `append` is numbered; the writer commits
+/// everything queued so far and publishes the highest number it committed; `flush` waits until
+/// the number taken at its start is committed with an fsync.
+///
+/// When a write fails (full disk, file made read-only), the batch stays queued (later entries
+/// are folded onto it), the error is kept for ``takeError()`` (reported once, by the store's
+/// next call), and the writer waits: a `flush` retries at once, otherwise it retries every
+/// second. The in-memory store is unaffected, so its state stays consistent.
+public final class SQLiteJournal: JournalSink, @unchecked Sendable {
+    private let state: WriterState
+    private let thread: pthread_t
+
+    init(writer: BatchWriter) throws(OptimistError) {
+        let state = WriterState(writer: writer)
+        guard let thread = startThread({ state.run() }) else {
+            throw .io("cannot start the store's writer thread")
+        }
+        self.state = state
+        self.thread = thread
+    }
+
+    /// A store dropped without `close` still writes what it queued, then releases the file.
+    deinit { try? close() }
+
+    public func append(_ entries: [JournalEntry]) { state.append(entries) }
+
+    public func flush() throws(OptimistError) { try state.flush() }
+
+    public func takeError() -> OptimistError? { state.takeError() }
+
+    public func close() throws(OptimistError) {
+        guard let flushResult = state.beginClose() else { return }
+        pthread_join(thread, nil)
+        state.finishClose()
+        if case .failure(let e) = flushResult { throw e }
+    }
+
+    /// Caps the file at `pages` pages (nil: no cap), from the next batch on; writes beyond it
+    /// fail with `.io` like a full disk. For quotas, and for tests of the full-disk path.
+    public func limitPages(_ pages: Int?) { state.limitPages(pages) }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What the store's threads and the writer thread share, guarded by `monitor`.
+final class WriterState: @unchecked Sendable {
+    private let monitor = Monitor()
+    // Shared (under `monitor`):
+    private var queue: [[JournalEntry]] = []
+    private var appended: UInt64 = 0
+    private var committed: UInt64 = 0
+    private var synced: UInt64 = 0
+    private var syncWanted: UInt64 = 0
+    private var failures: UInt64 = 0
+    private var lastError: OptimistError?
+    private var unreported: OptimistError?
+    private var stalled = false
+    private var retryNow = false
+    private var stopping = false
+    private var closed = false
+    private var pageLimit: Int?? = nil
+    // The writer thread's own (the opener's before the thread starts, the closer's after it ends):
+    private var writer: BatchWriter?
+    private var carry = JournalBatch()
+
+    init(writer: BatchWriter) { self.writer = writer }
+
+    func append(_ entries: [JournalEntry]) {
+        monitor.locked {
+            queue.append(entries)
+            appended += 1
+            if !stalled { monitor.broadcast() }
+        }
+    }
+
+    func takeError() -> OptimistError? {
+        monitor.locked {
+            defer { unreported = nil }
+            return unreported
+        }
+    }
+
+    func limitPages(_ pages: Int?) {
+        monitor.locked {
+            pageLimit = .some(pages)
+            retryNow = true
+            monitor.broadcast()
+        }
+    }
+
+    func flush() throws(OptimistError) {
+        monitor.lock()
+        defer { monitor.unlock() }
+        let target = appended
+        guard synced < target else { return }
+        guard !closed && !stopping else { throw .misuse("the store is closed") }
+        syncWanted = max(syncWanted, target)
+        retryNow = true
+        let failuresBefore = failures
+        monitor.broadcast()
+        while synced < target {
+            if failures != failuresBefore {
+                unreported = nil
+                throw lastError ?? .io("write failed")
+            }
+            monitor.wait()
+        }
+    }
+
+    /// Flushes and tells the writer to stop; nil when already closed.
+    func beginClose() -> Result<Void, OptimistError>? {
+        if monitor.locked({ closed || stopping }) { return nil }
+        let result: Result<Void, OptimistError>
+        do throws(OptimistError) { try flush(); result = .success(()) } catch { result = .failure(error) }
+        monitor.locked {
+            stopping = true
+            monitor.broadcast()
+        }
+        return result
+    }
+
+    /// After the writer thread ended: releases the statements and the file.
+    func finishClose() {
+        monitor.locked { closed = true }
+        let connection = writer?.connection
+        writer = nil
+        connection?.close()
+    }
+
+    /// The writer thread's loop.
+    func run() {
+        monitor.lock()
+        while !stopping {
+            let hasWork = !queue.isEmpty || !carry.isEmpty || syncWanted > synced || pageLimit != nil
+            if !hasWork {
+                monitor.wait()
+                continue
+            }
+            if stalled && !retryNow {
+                monitor.wait(milliseconds: 1000)
+                retryNow = true
+                continue
+            }
+            let entries = queue
+            queue.removeAll()
+            let upTo = appended
+            let sync = syncWanted > synced
+            let limit = pageLimit
+            pageLimit = nil
+            retryNow = false
+            monitor.unlock()
+
+            for e in entries { carry.fold(e) }
+            var failure: OptimistError?
+            do throws(OptimistError) {
+                if let limit { try writer!.limitPages(limit) }
+                if !carry.isEmpty || sync { try writer!.write(carry, sync: sync) }
+            } catch {
+                failure = error
+            }
+
+            monitor.lock()
+            if let failure {
+                let e = OptimistError.io("writing the store file failed: \(failure.message)")
+                failures += 1
+                lastError = e
+                if !stalled { unreported = e }
+                stalled = true
+            } else {
+                carry = JournalBatch()
+                committed = upTo
+                if sync { synced = upTo }
+                stalled = false
+            }
+            monitor.broadcast()
+        }
+        monitor.unlock()
+    }
+}

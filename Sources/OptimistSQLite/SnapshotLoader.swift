@@ -1,0 +1,71 @@
+import OptimistCore
+
+/// Reads a whole store file into a ``StoreSnapshot``.
+///
+/// Values are parsed straight from SQLite's buffers. Anything that does not decode (bad JSON,
+/// an unknown status) means the file is damaged: `CORRUPT`, never a half-loaded store.
+enum SnapshotLoader {
+    static func load(_ c: Connection) throws(OptimistError) -> StoreSnapshot {
+        try c.exec("BEGIN")
+        defer { try? c.exec("COMMIT") }
+
+        let meta = try c.prepare("SELECT client_id, next_mutation_id FROM meta WHERE one = 1")
+        guard try meta.step(), let clientID = meta.text(0) else { throw .corrupt("store file has no meta row") }
+        var snapshot = StoreSnapshot(clientID: clientID, nextID: MutationID(bitPattern: meta.int64(1)))
+
+        let records = try c.prepare("SELECT coll, key, value FROM records")
+        while try records.step() {
+            let value = try records.withBytes(2) { b throws(OptimistError) in try object(b, "record") }
+            snapshot.confirmed.append((Key(records.text(0) ?? ""), Key(records.text(1) ?? ""), value))
+        }
+
+        let mutations = try c.prepare("""
+            SELECT id, ops, status, attempts, next_attempt_ms, dedupe_key, policy, last_error
+            FROM mutations ORDER BY id
+            """)
+        while try mutations.step() {
+            let id = MutationID(bitPattern: mutations.int64(0))
+            let ops = try mutations.withBytes(1) { b throws(OptimistError) in try Self.ops(b, id) }
+            guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: mutations.int64(2))), status.isLive,
+                  let policy = FailurePolicy(rawValue: Int32(truncatingIfNeeded: mutations.int64(6))) else {
+                throw .corrupt("mutation \(id) has an unknown status or policy")
+            }
+            snapshot.mutations.append(MutationRecord(
+                id: id, ops: ops, status: status, attempts: Int(mutations.int64(3)),
+                nextAttemptAt: mutations.int64(4), dedupeKey: mutations.text(5), policy: policy,
+                lastError: mutations.text(7)))
+        }
+
+        let ended = try c.prepare("SELECT id, status FROM ended")
+        while try ended.step() {
+            let id = MutationID(bitPattern: ended.int64(0))
+            guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: ended.int64(1))), !status.isLive else {
+                throw .corrupt("ended mutation \(id) has an unknown status")
+            }
+            snapshot.ended.append((id, status))
+        }
+
+        let loaded = try c.prepare("SELECT coll, from_key, to_key, at_ms FROM loaded ORDER BY seq")
+        while try loaded.step() {
+            let range = LoadedRange(from: Key(loaded.text(1) ?? ""), to: Key(loaded.text(2) ?? ""), at: loaded.int64(3))
+            snapshot.loaded.append((Key(loaded.text(0) ?? ""), range))
+        }
+        return snapshot
+    }
+
+    private static func object(_ bytes: UnsafeBufferPointer<UInt8>, _ what: String) throws(OptimistError) -> Record {
+        do { return try JSONParser.parseObject(bytes) } catch { throw .corrupt("a stored \(what) is not a JSON object: \(error)") }
+    }
+
+    private static func ops(_ bytes: UnsafeBufferPointer<UInt8>, _ id: MutationID) throws(OptimistError) -> [Op] {
+        let value: JSON
+        do { value = try JSONParser.parse(bytes) } catch { throw .corrupt("mutation \(id): ops are not JSON: \(error)") }
+        guard case .array(let items) = value, !items.isEmpty else { throw .corrupt("mutation \(id): ops are not a list") }
+        var ops = [Op]()
+        ops.reserveCapacity(items.count)
+        for item in items {
+            do { ops.append(try Op(json: item)) } catch { throw .corrupt("mutation \(id): \(error)") }
+        }
+        return ops
+    }
+}

@@ -1,0 +1,72 @@
+import CSQLite
+import OptimistCore
+
+/// SQLite's "copy the bytes now" destructor, which the C macro `SQLITE_TRANSIENT` spells as -1.
+private var transient: sqlite3_destructor_type { unsafeBitCast(-1, to: sqlite3_destructor_type.self) }
+
+/// A prepared statement, reused across rows and batches (prepared once, bound per row).
+final class Statement {
+    let stmt: OpaquePointer
+    private unowned let connection: Connection
+
+    init(_ stmt: OpaquePointer, connection: Connection) {
+        self.stmt = stmt
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(stmt) }
+
+    func bind(_ i: Int32, _ v: Int64) { sqlite3_bind_int64(stmt, i, v) }
+    func bind(_ i: Int32, _ v: Int) { sqlite3_bind_int64(stmt, i, Int64(v)) }
+    func bindNull(_ i: Int32) { sqlite3_bind_null(stmt, i) }
+
+    func bind(_ i: Int32, _ s: String?) {
+        guard var s else { sqlite3_bind_null(stmt, i); return }
+        _ = s.withUTF8 { buf in
+            // An empty buffer may have no base address, which SQLite would take for NULL.
+            if buf.isEmpty {
+                sqlite3_bind_text(stmt, i, "", 0, transient)
+            } else {
+                buf.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(stmt, i, $0.baseAddress, Int32($0.count), transient) }
+            }
+        }
+    }
+
+    func bind(_ i: Int32, _ k: Key) { bind(i, k.string) }
+
+    /// Steps once: true when a row is ready, false when done.
+    func step() throws(OptimistError) -> Bool {
+        let rc = sqlite3_step(stmt)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        let e = connection.failure(rc, String(cString: sqlite3_sql(stmt)))
+        sqlite3_reset(stmt)
+        throw e
+    }
+
+    /// Runs a statement that returns no rows, then resets it for the next use.
+    func run() throws(OptimistError) {
+        defer { reset() }
+        while try step() {}
+    }
+
+    func reset() {
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+    }
+
+    func int64(_ c: Int32) -> Int64 { sqlite3_column_int64(stmt, c) }
+    func isNull(_ c: Int32) -> Bool { sqlite3_column_type(stmt, c) == SQLITE_NULL }
+
+    func text(_ c: Int32) -> String? {
+        guard let p = sqlite3_column_text(stmt, c) else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, c))), as: UTF8.self)
+    }
+
+    /// The column's UTF-8 bytes, valid until the next step (parsed in place, never copied).
+    func withBytes<R>(_ c: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws(OptimistError) -> R) throws(OptimistError) -> R {
+        let p = sqlite3_column_text(stmt, c)
+        let n = Int(sqlite3_column_bytes(stmt, c))
+        return try body(UnsafeBufferPointer(start: p, count: p == nil ? 0 : n))
+    }
+}

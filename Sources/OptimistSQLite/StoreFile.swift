@@ -1,0 +1,72 @@
+import OptimistCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Opening and checking store files.
+///
+/// A store file is one SQLite database in WAL mode (see ``BatchWriter`` for the durability
+/// choice). It is held exclusively while open: the connection runs with
+/// `PRAGMA locking_mode=EXCLUSIVE` and writes at open, so it keeps an exclusive lock on the
+/// file until it is closed, and any other opener, in this process or another, gets `BUSY` at
+/// once. The lock is the operating system's own (fcntl), so it goes away with a killed
+/// process and no stale lock file is ever left behind; the exclusive mode also keeps the WAL
+/// index in memory, so no `-shm` file is made.
+public enum SQLiteStoreFile {
+    /// Opens (creating if absent) the store file at `path` and loads it.
+    ///
+    /// - Throws: `.io` when the file cannot be created, opened or written (missing directory,
+    ///   read-only file); `.corrupt` when it is not an Optimist store or is damaged; `.busy`
+    ///   when another connection holds it.
+    public static func open(path: String) throws(OptimistError) -> (snapshot: StoreSnapshot, journal: SQLiteJournal) {
+        guard !path.isEmpty else { throw .misuse("an empty store path") }
+        try createPrivately(path)
+        let c = try Connection(path: path)
+        do throws(OptimistError) {
+            // Refuse before touching anything: a read-only file cannot keep the promise.
+            if c.isReadOnly { throw OptimistError.io("\(path) is read-only") }
+            try c.exec("PRAGMA locking_mode = EXCLUSIVE")
+            _ = try Schema.prepare(c)
+            guard try c.scalarText("PRAGMA journal_mode = WAL")?.lowercased() == "wal" else {
+                throw OptimistError.io("\(path): cannot switch to WAL mode")
+            }
+            try c.exec("PRAGMA cache_size = -8000; PRAGMA temp_store = MEMORY")
+            let snapshot = try SnapshotLoader.load(c)
+            let journal = try SQLiteJournal(writer: try BatchWriter(c))
+            return (snapshot, journal)
+        } catch {
+            c.close()
+            throw error
+        }
+    }
+
+    /// Runs SQLite's full integrity check on a closed store file: "ok", or what is wrong.
+    ///
+    /// - Throws: `.busy` when the store is open; `.io` / `.corrupt` when the file cannot be read.
+    public static func checkIntegrity(path: String) throws(OptimistError) -> String {
+        let c = try Connection(path: path)
+        defer { c.close() }
+        try c.exec("PRAGMA locking_mode = EXCLUSIVE")
+        let s = try c.prepare("PRAGMA integrity_check")
+        var lines = [String]()
+        while try s.step() { lines.append(s.text(0) ?? "") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Creates the file with mode 0600 when it does not exist (whatever the umask), so the
+    /// store and the `-wal` file SQLite makes beside it (which copies the main file's mode)
+    /// are readable by their owner only. An existing file keeps its mode.
+    static func createPrivately(_ path: String) throws(OptimistError) {
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            fchmod(fd, 0o600)
+            Glibc.close(fd)
+            return
+        }
+        let err = errno
+        if err == EEXIST { return }
+        throw .io("cannot create \(path): \(String(cString: strerror(err)))")
+    }
+}
