@@ -1,0 +1,63 @@
+"""Optimist: an optimistic-state store (confirmed state + pending mutations), over the C ABI
+of ``liboptimist`` through ctypes.
+
+    >>> import optimist
+    >>> with optimist.Store() as s:
+    ...     mid = s.mutate([optimist.put("habits", "h1", {"name": "run"})])
+    ...     s.get("habits", "h1"), s.is_pending("habits", "h1")
+    ({'name': 'run'}, True)
+
+Finding the library (first that loads wins):
+
+1. ``OPTIMIST_LIBRARY``: the path of the library file. When set, only it is tried.
+2. The copy bundled in the package (``optimist/_lib/liboptimist.so``), put there by
+   ``pip install`` when it finds a built library (see the README).
+3. When running from a source checkout: ``build/liboptimist.so``,
+   ``.build/release/liboptimist.so``, ``.build/debug/liboptimist.so`` at the checkout root.
+4. The system: ``ctypes.util.find_library("optimist")``, ``liboptimist.so.1``,
+   ``liboptimist.so`` (``LD_LIBRARY_PATH``, the ``ldconfig`` cache, default directories).
+
+If none loads, importing the package raises :class:`LibraryNotFoundError` (an
+``ImportError``) listing every path tried and why it failed.
+
+Subscription callbacks: an exception raised in a callback is re-raised from the store call
+that triggered it, after the change was applied (see :meth:`Store.subscribe`).
+"""
+
+from __future__ import annotations
+
+from ._loader import ENV_VAR, LibraryNotFoundError
+from ._ffi import MissingSymbolError, lib as _lib, library_path
+from ._error import (
+    CLASSES,
+    BusyError,
+    CorruptError,
+    DuplicateError,
+    Error,
+    InternalError,
+    InvalidError,
+    IOError_,
+    MisuseError,
+    NotFoundError,
+    StateError,
+    StoreIOError,
+)
+from ._changes import Change
+from ._ops import Op, delete, incr, patch, put
+from ._store import Store
+from ._subscriptions import Subscription
+
+__version__ = "1.0.0"
+
+__all__ = [
+    "Store", "Op", "put", "patch", "delete", "incr", "Change", "Subscription",
+    "Error", "InternalError", "MisuseError", "NotFoundError", "StateError", "InvalidError",
+    "DuplicateError", "StoreIOError", "IOError_", "CorruptError", "BusyError", "CLASSES",
+    "LibraryNotFoundError", "MissingSymbolError", "ENV_VAR", "library_path", "library_version",
+]
+
+
+def library_version() -> str:
+    """The version string of the loaded ``liboptimist`` (``optimist_version()``)."""
+    v = _lib.optimist_version()
+    return v.decode("utf-8") if v else ""

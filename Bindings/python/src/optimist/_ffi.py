@@ -1,0 +1,172 @@
+"""The C ABI as ctypes sees it: the loaded library and ONE table of every entry point.
+
+Every function the package calls is declared in :data:`SIGNATURES` with its exact
+``restype`` and ``argtypes``; :func:`_bind` applies the whole table when the module is
+imported, so a library that lacks a symbol fails at import with an error naming it, instead
+of failing later in the middle of some call.
+
+Why strings handed out by the library are declared ``POINTER(c_void_p)`` and not
+``POINTER(c_char_p)``: ctypes converts a ``c_char_p`` it reads into a Python ``bytes`` and
+drops the address, and then the string can never be given back to ``optimist_free``. A
+``c_void_p`` keeps the address; :func:`take_string` copies the bytes and frees it.
+Borrowed strings (``optimist_version``, ``optimist_errstr``, ``optimist_last_error``, and the
+fields of ``optimist_change`` during a listener call) are never freed, so ``c_char_p`` is
+right for them.
+
+CDLL (not PyDLL) releases the GIL during every foreign call, so other Python threads run
+while one thread is inside the library, and listener callbacks re-acquire it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from ctypes import (
+    CFUNCTYPE,
+    POINTER,
+    Structure,
+    c_char_p,
+    c_double,
+    c_int,
+    c_int64,
+    c_size_t,
+    c_uint64,
+    c_void_p,
+)
+from typing import Any, Dict, List, Optional, Tuple
+
+from ._loader import LibraryNotFoundError, load_library
+
+__all__ = [
+    "OK", "ERROR", "MISUSE", "NOTFOUND", "STATE", "INVALID", "DUPLICATE", "IO", "CORRUPT", "BUSY",
+    "POLICIES", "STATUSES", "CAUSES", "SIGNATURES", "ChangeStruct", "LISTENER", "lib", "library_path",
+    "take_string", "MissingSymbolError",
+]
+
+# Result codes (CONTRACT §2; fixed values).
+OK, ERROR, MISUSE, NOTFOUND, STATE, INVALID, DUPLICATE, IO, CORRUPT, BUSY = range(10)
+
+#: Policy names to ``OPTIMIST_POLICY_*`` values.
+POLICIES: Dict[str, int] = {"rollback": 0, "keep": 1}
+#: ``OPTIMIST_*`` status values to names.
+STATUSES: Dict[int, str] = {1: "pending", 2: "inflight", 3: "failed", 4: "committed", 5: "rolled_back"}
+#: ``OPTIMIST_CAUSE_*`` values to names.
+CAUSES: Dict[int, str] = {1: "mutate", 2: "commit", 3: "rollback", 4: "server", 5: "fail", 6: "retry"}
+
+
+class ChangeStruct(Structure):
+    """``optimist_change``: borrowed strings, valid only during the listener call."""
+
+    _fields_ = [
+        ("collection", c_char_p),
+        ("key", c_char_p),
+        ("value_json", c_char_p),
+        ("pending", c_int),
+        ("cause", c_int),
+    ]
+
+
+#: ``void (*optimist_listener)(void *ctx, const optimist_change *changes, size_t n)``
+LISTENER = CFUNCTYPE(None, c_void_p, POINTER(ChangeStruct), c_size_t)
+
+_store = c_void_p            # optimist_store *
+_batch = c_void_p            # optimist_batch * (const or not)
+_out_handle = POINTER(c_void_p)   # optimist_store ** / optimist_batch **
+_out_string = POINTER(c_void_p)   # char ** (owned by the caller: see the module docstring)
+
+#: Every C function the package uses: name -> (restype, argtypes). Applied at import.
+SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
+    "optimist_version": (c_char_p, []),
+    "optimist_errstr": (c_char_p, [c_int]),
+    "optimist_last_error": (c_char_p, []),
+    "optimist_free": (None, [c_void_p]),
+
+    "optimist_open": (c_int, [c_char_p, _out_handle]),
+    "optimist_close": (c_int, [_store]),
+    "optimist_flush": (c_int, [_store]),
+    "optimist_client_id": (c_int, [_store, _out_string]),
+    "optimist_set_retry_policy": (c_int, [_store, c_int, c_int64, c_int64]),
+
+    "optimist_batch_new": (c_int, [_out_handle]),
+    "optimist_batch_free": (None, [_batch]),
+    "optimist_batch_put": (c_int, [_batch, c_char_p, c_char_p, c_char_p]),
+    "optimist_batch_patch": (c_int, [_batch, c_char_p, c_char_p, c_char_p]),
+    "optimist_batch_delete": (c_int, [_batch, c_char_p, c_char_p]),
+    "optimist_batch_incr": (c_int, [_batch, c_char_p, c_char_p, c_char_p, c_double]),
+
+    "optimist_mutate": (c_int, [_store, _batch, c_char_p, POINTER(c_uint64)]),
+    "optimist_mutate_with_policy": (c_int, [_store, _batch, c_char_p, c_int, POINTER(c_uint64)]),
+    "optimist_commit": (c_int, [_store, c_uint64, _batch]),
+    "optimist_rollback": (c_int, [_store, c_uint64, c_char_p]),
+    "optimist_server_apply": (c_int, [_store, _batch]),
+
+    "optimist_get": (c_int, [_store, c_char_p, c_char_p, _out_string]),
+    "optimist_get_confirmed": (c_int, [_store, c_char_p, c_char_p, _out_string]),
+    "optimist_is_pending": (c_int, [_store, c_char_p, c_char_p, POINTER(c_int)]),
+    "optimist_scan": (c_int, [_store, c_char_p, c_char_p, c_size_t, _out_string]),
+    "optimist_status": (c_int, [_store, c_uint64, POINTER(c_int)]),
+    "optimist_pending_count": (c_int, [_store, POINTER(c_uint64)]),
+
+    "optimist_outbox_next": (c_int, [_store, c_int64, POINTER(c_uint64), _out_string]),
+    "optimist_fail": (c_int, [_store, c_uint64, c_int, c_char_p, c_int64]),
+    "optimist_retry": (c_int, [_store, c_uint64]),
+
+    "optimist_mark_loaded": (c_int, [_store, c_char_p, c_char_p, c_char_p, c_int64]),
+    "optimist_needs_reload": (c_int, [_store, c_char_p, c_char_p, c_int64, c_int64, POINTER(c_int)]),
+
+    "optimist_view_define": (c_int, [_store, c_char_p, c_char_p, c_char_p, c_char_p]),
+    "optimist_view_get": (c_int, [_store, c_char_p, POINTER(c_double)]),
+
+    "optimist_subscribe": (c_int, [_store, c_char_p, c_char_p, LISTENER, c_void_p, POINTER(c_uint64)]),
+    "optimist_unsubscribe": (c_int, [_store, c_uint64]),
+}
+
+
+class MissingSymbolError(ImportError):
+    """The library loaded but lacks an entry point this package needs (a stale or foreign
+    build)."""
+
+    def __init__(self, symbol: str, path: str) -> None:
+        self.symbol = symbol
+        self.path = path
+        super().__init__(f"{path} has no symbol {symbol}: it is not a (current) liboptimist build")
+
+
+def _bind(dll: ctypes.CDLL, path: str) -> None:
+    """Applies :data:`SIGNATURES` to ``dll``; raises :class:`MissingSymbolError` naming the
+    first symbol it lacks."""
+    for name, (restype, argtypes) in SIGNATURES.items():
+        try:
+            fn = getattr(dll, name)
+        except AttributeError:
+            raise MissingSymbolError(name, path) from None
+        fn.restype = restype
+        fn.argtypes = argtypes
+
+
+lib, library_path = load_library()
+_bind(lib, library_path)
+
+_free = lib.optimist_free
+
+
+def take_string(p: c_void_p) -> str:
+    """Copies a library-owned string out (UTF-8) and frees it with ``optimist_free``."""
+    addr = p.value
+    if not addr:
+        return ""
+    try:
+        return ctypes.string_at(addr).decode("utf-8")
+    finally:
+        _free(addr)
+
+
+def last_error() -> Optional[str]:
+    """The message of the last failed call on this thread, if the library kept one."""
+    m = lib.optimist_last_error()
+    return m.decode("utf-8", "replace") if m else None
+
+
+def errstr(rc: int) -> str:
+    """The library's name for a result code."""
+    m = lib.optimist_errstr(rc)
+    return m.decode("utf-8", "replace") if m else f"result code {rc}"

@@ -1,0 +1,385 @@
+"""``Store``: an optimistic store over the C ABI.
+
+Every method is one call into ``liboptimist`` (plus building a batch for the ones that take
+ops). Methods that can change visible state run inside a callback-error frame (see
+``_subscriptions``), so an exception raised by a subscription callback is re-raised from the
+call that triggered it, after the change is applied.
+
+A closed store keeps its (tombstoned) C handle, so every later call reaches the library and
+fails with :class:`MisuseError`, from the C layer, the same way on every thread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from ctypes import byref, c_double, c_int, c_uint64, c_void_p
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from . import _ffi
+from ._error import MisuseError
+from ._ops import Batch, OpLike
+from ._subscriptions import TRAMPOLINE, Callback, Subscription, call_changing, register, unregister
+from ._util import check, cstr, i64, opt_cstr, raise_for, u64
+
+__all__ = ["Store"]
+
+_lib = _ffi.lib
+_NOTFOUND = _ffi.NOTFOUND
+_DUPLICATE = _ffi.DUPLICATE
+_POLICIES = _ffi.POLICIES
+_STATUSES = _ffi.STATUSES
+_take = _ffi.take_string
+_loads = json.loads
+
+_open = _lib.optimist_open
+_close = _lib.optimist_close
+_flush = _lib.optimist_flush
+_client_id = _lib.optimist_client_id
+_set_retry_policy = _lib.optimist_set_retry_policy
+_mutate = _lib.optimist_mutate
+_mutate_with_policy = _lib.optimist_mutate_with_policy
+_commit = _lib.optimist_commit
+_rollback = _lib.optimist_rollback
+_server_apply = _lib.optimist_server_apply
+_get = _lib.optimist_get
+_get_confirmed = _lib.optimist_get_confirmed
+_is_pending = _lib.optimist_is_pending
+_scan = _lib.optimist_scan
+_status = _lib.optimist_status
+_pending_count = _lib.optimist_pending_count
+_outbox_next = _lib.optimist_outbox_next
+_fail = _lib.optimist_fail
+_retry = _lib.optimist_retry
+_mark_loaded = _lib.optimist_mark_loaded
+_needs_reload = _lib.optimist_needs_reload
+_view_define = _lib.optimist_view_define
+_view_get = _lib.optimist_view_get
+_subscribe = _lib.optimist_subscribe
+_unsubscribe = _lib.optimist_unsubscribe
+
+Record = Dict[str, Any]
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class Store:
+    """An optimistic store: confirmed state, pending mutations, and the visible state every
+    read returns (the pending mutations re-applied, in order, on the confirmed state).
+
+    ``Store()`` (or ``Store(None)``) is in memory; ``Store(path)`` opens or creates a store
+    file. Use it as a context manager, or call :meth:`close`. One store may be used from many
+    threads at once.
+
+    Raises:
+        StoreIOError, CorruptError, BusyError: the file could not be opened.
+    """
+
+    def __init__(self, path: Optional[PathLike] = None) -> None:
+        self._h: Optional[c_void_p] = None
+        self._closed = False
+        self._subs: Dict[int, Subscription] = {}
+        p = None if path is None else os.fsencode(path)
+        if p is not None and b"\0" in p:
+            raise MisuseError("path must not contain a NUL character")
+        h = c_void_p()
+        check(_open(p, byref(h)))
+        self._h = h
+        #: The path the store was opened on (None: in memory).
+        self.path: Optional[str] = None if path is None else os.fsdecode(p)  # type: ignore[arg-type]
+
+    # Life -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Flushes and closes the store. Safe to call twice; every other method raises
+        :class:`MisuseError` afterwards. Ends every subscription."""
+        if self._closed or self._h is None:
+            return
+        self._closed = True
+        for sub in list(self._subs.values()):
+            unregister(sub._token)
+        self._subs.clear()
+        check(_close(self._h))
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def flush(self) -> None:
+        """Returns once everything that happened before the call is durable (a no-op for an
+        in-memory store)."""
+        check(_flush(self._h))
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            if not self._closed and self._h is not None:
+                self.close()
+        except Exception:  # noqa: BLE001 - nowhere to report from a finalizer
+            pass
+
+    def __repr__(self) -> str:
+        where = "memory" if self.path is None else repr(self.path)
+        return f"<optimist.Store {where}{' closed' if self._closed else ''}>"
+
+    @property
+    def client_id(self) -> str:
+        """The store's stable client id (a UUID made at creation, kept with the store): send
+        it with each mutation id as the idempotency key."""
+        out = c_void_p()
+        check(_client_id(self._h, byref(out)))
+        return _take(out)
+
+    def set_retry_policy(self, max_attempts: int, base_delay_ms: int, max_delay_ms: int) -> None:
+        """Sets how transient failures are retried: at most ``max_attempts`` sends, waiting
+        about ``base_delay_ms * 2**(attempts-1)`` (with jitter, capped at ``max_delay_ms``)
+        between them."""
+        n = int(max_attempts)
+        if not -(1 << 31) <= n < (1 << 31):
+            raise MisuseError(f"max_attempts {n} is out of range")
+        check(_set_retry_policy(self._h, n, i64(base_delay_ms, "base_delay_ms"),
+                                i64(max_delay_ms, "max_delay_ms")))
+
+    # Mutations --------------------------------------------------------------------------
+
+    def mutate(self, ops: Sequence[OpLike], *, dedupe_key: Optional[str] = None,
+               policy: str = "rollback") -> int:
+        """Applies ``ops`` to the visible state at once, as one atomic mutation, and returns
+        its id (increasing, never reused).
+
+        Args:
+            ops: a list of :func:`put`/:func:`patch`/:func:`delete`/:func:`incr` ops.
+            dedupe_key: while a not-yet-ended mutation holds this key, a new mutation with it
+                is refused (the double-tap guard).
+            policy: what a final failure does: ``"rollback"`` (default) or ``"keep"`` (stays
+                visible with status ``"failed"``).
+
+        Raises:
+            InvalidError: an op cannot apply (e.g. ``incr`` of a string); nothing changed.
+            DuplicateError: ``dedupe_key`` is held; ``.existing_id`` is the holder.
+        """
+        pol = _POLICIES.get(policy)  # type: ignore[arg-type]
+        if pol is None:
+            raise MisuseError(f"policy must be 'rollback' or 'keep', not {policy!r}")
+        dk = None if dedupe_key is None else cstr(dedupe_key, "dedupe_key")
+        out = c_uint64()
+        with Batch(ops) as b:
+            if pol == 0:
+                rc = call_changing("mutate", _mutate, self._h, b, dk, byref(out))
+            else:
+                rc = call_changing("mutate", _mutate_with_policy, self._h, b, dk, pol, byref(out))
+        if rc:
+            raise_for(rc, out.value if rc == _DUPLICATE else 0)
+        return out.value
+
+    def commit(self, mid: int, server_ops: Optional[Sequence[OpLike]] = None) -> None:
+        """The authority accepted mutation ``mid``: the confirmed state takes ``server_ops``
+        (the server's canonical result) or, when None, the mutation's own ops.
+
+        Raises:
+            NotFoundError: unknown id. StateError: already committed or rolled back.
+            InvalidError: a server op cannot apply (nothing changed).
+        """
+        mid = u64(mid, "mutation id")
+        if server_ops is None:
+            rc = call_changing("commit", _commit, self._h, mid, None)
+        else:
+            with Batch(server_ops) as b:
+                rc = call_changing("commit", _commit, self._h, mid, b)
+        check(rc)
+
+    def rollback(self, mid: int, reason: Optional[str] = None) -> None:
+        """Mutation ``mid`` failed: the visible state becomes what it would be had it never
+        been applied; every other pending mutation keeps its effect.
+
+        Raises:
+            NotFoundError: unknown id. StateError: already committed or rolled back.
+        """
+        check(call_changing("rollback", _rollback, self._h, u64(mid, "mutation id"),
+                            opt_cstr(reason, "reason")))
+
+    def server_apply(self, ops: Sequence[OpLike]) -> None:
+        """An authoritative change from outside, applied to the confirmed state; pending
+        mutations are re-applied on top (rebase).
+
+        Raises:
+            InvalidError: an op cannot apply to the confirmed state (nothing changed).
+        """
+        with Batch(ops) as b:
+            check(call_changing("server_apply", _server_apply, self._h, b))
+
+    # Reads ------------------------------------------------------------------------------
+
+    def get(self, coll: str, key: str) -> Optional[Record]:
+        """The visible record, or None."""
+        out = c_void_p()
+        rc = _get(self._h, cstr(coll, "collection"), cstr(key, "key"), byref(out))
+        if rc:
+            if rc == _NOTFOUND:
+                return None
+            raise_for(rc)
+        return _loads(_take(out))
+
+    def confirmed(self, coll: str, key: str) -> Optional[Record]:
+        """The confirmed record (what the authority acknowledged), or None."""
+        out = c_void_p()
+        rc = _get_confirmed(self._h, cstr(coll, "collection"), cstr(key, "key"), byref(out))
+        if rc:
+            if rc == _NOTFOUND:
+                return None
+            raise_for(rc)
+        return _loads(_take(out))
+
+    def is_pending(self, coll: str, key: str) -> bool:
+        """Whether a pending, inflight or failed mutation touches the record."""
+        out = c_int()
+        check(_is_pending(self._h, cstr(coll, "collection"), cstr(key, "key"), byref(out)))
+        return bool(out.value)
+
+    def scan(self, coll: str, prefix: str = "", limit: int = 0) -> List[Tuple[str, Record]]:
+        """Visible records whose key starts with ``prefix``, in bytewise key order, as
+        ``(key, record)`` pairs; ``limit`` 0 means all."""
+        limit = int(limit)
+        if limit < 0:
+            raise MisuseError("limit must not be negative")
+        out = c_void_p()
+        check(_scan(self._h, cstr(coll, "collection"), cstr(prefix, "prefix"), limit, byref(out)))
+        return [(k, v) for k, v in _loads(_take(out))]
+
+    def status(self, mid: int) -> str:
+        """``"pending"``, ``"inflight"``, ``"failed"``, ``"committed"`` or ``"rolled_back"``.
+
+        Raises:
+            NotFoundError: unknown id.
+        """
+        out = c_int()
+        check(_status(self._h, u64(mid, "mutation id"), byref(out)))
+        return _STATUSES.get(out.value, str(out.value))
+
+    def pending_count(self) -> int:
+        """The number of mutations not yet ended (pending, inflight or failed)."""
+        out = c_uint64()
+        check(_pending_count(self._h, byref(out)))
+        return out.value
+
+    # Outbox -----------------------------------------------------------------------------
+
+    def outbox_next(self, now_ms: int) -> Optional[Tuple[int, List[Dict[str, Any]]]]:
+        """Hands out the oldest pending mutation due at ``now_ms`` and marks it inflight:
+        ``(id, ops)`` with the ops in wire form, or None when nothing is due."""
+        mid = c_uint64()
+        ops = c_void_p()
+        rc = call_changing("outbox_next", _outbox_next, self._h, i64(now_ms, "now_ms"), byref(mid), byref(ops))
+        if rc:
+            if rc == _NOTFOUND:
+                return None
+            raise_for(rc)
+        return mid.value, _loads(_take(ops))
+
+    def fail(self, mid: int, transient: bool, reason: Optional[str], now_ms: int) -> None:
+        """A send failed. A transient failure comes back pending after exponential backoff
+        (with jitter) from ``now_ms``; a permanent one, or one past the retry limit, is
+        handled by the mutation's policy (rolled back, or kept as ``"failed"``).
+
+        Raises:
+            NotFoundError: unknown id. StateError: the mutation is not pending or inflight.
+        """
+        check(call_changing("fail", _fail, self._h, u64(mid, "mutation id"), 1 if transient else 0,
+                            opt_cstr(reason, "reason"), i64(now_ms, "now_ms")))
+
+    def retry(self, mid: int) -> None:
+        """Makes a failed (or backing-off) mutation due again at once.
+
+        Raises:
+            NotFoundError: unknown id. StateError: it is inflight or ended.
+        """
+        check(call_changing("retry", _retry, self._h, u64(mid, "mutation id")))
+
+    # Freshness --------------------------------------------------------------------------
+
+    def mark_loaded(self, coll: str, from_key: str, to_key: str, at_ms: int) -> None:
+        """Records that keys ``from_key..to_key`` (inclusive) of ``coll`` were loaded from the
+        authority at ``at_ms``."""
+        check(call_changing("mark_loaded", _mark_loaded, self._h, cstr(coll, "collection"),
+                            cstr(from_key, "from_key"), cstr(to_key, "to_key"), i64(at_ms, "at_ms")))
+
+    def needs_reload(self, coll: str, key: str, now_ms: int, max_age_ms: int) -> bool:
+        """Whether ``key`` lies outside every loaded range of ``coll``, or only in ranges
+        loaded more than ``max_age_ms`` before ``now_ms``."""
+        out = c_int()
+        check(_needs_reload(self._h, cstr(coll, "collection"), cstr(key, "key"),
+                            i64(now_ms, "now_ms"), i64(max_age_ms, "max_age_ms"), byref(out)))
+        return bool(out.value)
+
+    # Views ------------------------------------------------------------------------------
+
+    def view_define(self, name: str, coll: str, prefix: str, kind: str) -> None:
+        """Defines (or redefines) an aggregate over the visible records of ``coll`` whose key
+        starts with ``prefix``: ``kind`` is ``"count"`` or ``"sum:<field>"``. It is kept up to
+        date on every change; read it with :meth:`view_get`."""
+        check(_view_define(self._h, cstr(name, "name"), cstr(coll, "collection"),
+                           cstr(prefix or "", "prefix"), cstr(kind, "kind")))
+
+    def view_get(self, name: str) -> float:
+        """The current value of a view (O(1)).
+
+        Raises:
+            NotFoundError: no such view.
+        """
+        out = c_double()
+        check(_view_get(self._h, cstr(name, "name"), byref(out)))
+        return out.value
+
+    # Subscriptions ----------------------------------------------------------------------
+
+    def subscribe(self, callback: Callback, coll: Optional[str] = None,
+                  prefix: Optional[str] = None) -> Subscription:
+        """Calls ``callback(changes)`` once per state-changing call with the list of
+        :class:`Change` (records of ``coll`` whose key starts with ``prefix``; None: all)
+        whose visible value or pending flag changed.
+
+        The callback runs synchronously on the thread that made the call, after the change
+        is visible; it may read and mutate the store. An exception it raises is re-raised
+        from the store call that triggered it, after the change was applied (several at
+        once: a ``BaseExceptionGroup``).
+
+        Returns a :class:`Subscription`; ``.close()`` (or :meth:`unsubscribe`) ends it.
+        """
+        if not callable(callback):
+            raise TypeError("callback must be callable")
+        c = opt_cstr(coll, "collection")
+        p = opt_cstr(prefix, "prefix")
+        token = register(callback)
+        out = c_uint64()
+        rc = _subscribe(self._h, c, p, TRAMPOLINE, token, byref(out))
+        if rc:
+            unregister(token)
+            raise_for(rc)
+        sub = Subscription(self, out.value, token)
+        self._subs[out.value] = sub
+        return sub
+
+    def unsubscribe(self, sub: Union[Subscription, int]) -> None:
+        """Ends a subscription (a :class:`Subscription` or its id).
+
+        Raises:
+            NotFoundError: no such subscription (e.g. already ended).
+        """
+        sid = sub.id if isinstance(sub, Subscription) else u64(sub, "subscription id")
+        known = self._subs.pop(sid, None)
+        if known is not None:
+            unregister(known._token)
+        check(_unsubscribe(self._h, sid))
+
+    def _forget_subscription(self, sub: Subscription, quiet: bool) -> None:
+        """Ends ``sub`` in the library, for :meth:`Subscription.close`."""
+        if self._subs.pop(sub.id, None) is None or self._closed:
+            return
+        rc = _unsubscribe(self._h, sub.id)
+        if rc and not quiet:
+            raise_for(rc)

@@ -1,0 +1,167 @@
+"""Subscriptions: one C callback for the whole process, and exceptions that are never lost.
+
+Why one module-level callback instead of one ``CFUNCTYPE`` object per subscription: the
+library calls listeners outside its lock, from a list it took under the lock, so a listener
+may still be called (on another thread) just after ``optimist_unsubscribe`` returned. Freeing
+a per-subscription ctypes thunk at that moment would let C jump into freed memory. Instead
+:data:`TRAMPOLINE` lives as long as the module, and the ``ctx`` pointer the library hands back
+is a token looked up in :data:`_registry`; a token that is gone (unsubscribed, store closed)
+is ignored. So after :meth:`Subscription.close` returns, the callback is not called again.
+
+Why exceptions go through a thread-local frame: ctypes cannot propagate an exception out of a
+callback into C (it prints it and carries on). Every store call that can trigger callbacks
+runs inside a *frame* (:func:`call_changing`); the trampoline appends any exception the user's
+callback raises to the innermost frame of its thread (listeners run synchronously on the
+calling thread), and the frame re-raises it when the C call has returned, i.e. after the
+change is applied. A callback that calls the store again opens a nested frame, so its own
+errors surface inside the callback and, if uncaught there, in the outer call. A callback run
+with no frame on its thread (it cannot happen with the current library) is reported through
+the ``optimist`` logger instead.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import json
+import logging
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
+
+from . import _ffi
+from ._changes import Change
+from ._util import raise_for
+
+if TYPE_CHECKING:
+    from ._store import Store
+
+__all__ = ["TRAMPOLINE", "Subscription", "call_changing", "register", "unregister", "Callback"]
+
+#: A subscription callback: called with the batch of changes of one store call.
+Callback = Callable[[List[Change]], Any]
+
+_log = logging.getLogger("optimist")
+_tls = threading.local()
+_registry: Dict[int, Callback] = {}
+_tokens = itertools.count(1)  # 0 would be a NULL ctx
+_CAUSES = _ffi.CAUSES
+_loads = json.loads
+
+
+def register(callback: Callback) -> int:
+    """Registers ``callback``; returns the token to pass as the listener's ``ctx``."""
+    token = next(_tokens)
+    _registry[token] = callback
+    return token
+
+
+def unregister(token: int) -> None:
+    """Forgets a token: later deliveries for it are dropped."""
+    _registry.pop(token, None)
+
+
+def _deliver(ctx: Optional[int], changes: Any, n: int) -> None:
+    """The body of :data:`TRAMPOLINE`: converts the C array and calls the user's callback."""
+    try:
+        callback = _registry.get(ctx or 0)
+        if callback is None:
+            return
+        batch: List[Change] = []
+        for i in range(n):
+            c = changes[i]
+            v = c.value_json
+            batch.append(Change(
+                c.collection.decode("utf-8"),
+                c.key.decode("utf-8"),
+                None if v is None else _loads(v),
+                bool(c.pending),
+                _CAUSES.get(c.cause, str(c.cause)),
+            ))
+        callback(batch)
+    except BaseException as e:  # noqa: BLE001 - every exception is handed on, none dropped
+        frame = getattr(_tls, "errors", None)
+        if frame is None:
+            _log.error("exception in an optimist subscription callback", exc_info=e)
+        else:
+            frame.append(e)
+
+
+#: The one C listener every subscription uses (kept alive by this module).
+TRAMPOLINE = _ffi.LISTENER(_deliver)
+
+
+def _reraise(errors: List[BaseException], what: str) -> None:
+    """Raises what callbacks raised during ``what``: the exception itself when there is one,
+    a ``BaseExceptionGroup`` (Python 3.11+) when several callbacks raised."""
+    note = f"raised by an optimist subscription callback during Store.{what}(); the change was applied"
+    for e in errors:
+        if hasattr(e, "add_note"):
+            e.add_note(note)
+    if len(errors) == 1:
+        raise errors[0]
+    group = getattr(builtins, "BaseExceptionGroup", None)
+    if group is not None:
+        raise group(f"{len(errors)} subscription callbacks raised during Store.{what}()", errors)
+    raise errors[0]
+
+
+def call_changing(what: str, fn: Callable[..., int], *args: Any) -> int:
+    """Calls a state-changing C function inside a callback-error frame.
+
+    Returns the result code (the caller turns a nonzero one into an exception, since some
+    need out-values, e.g. ``DUPLICATE``). When the call succeeded and callbacks raised,
+    raises their exception(s) instead.
+    """
+    errors: List[BaseException] = []
+    outer = getattr(_tls, "errors", None)
+    _tls.errors = errors
+    try:
+        rc = fn(*args)
+    finally:
+        _tls.errors = outer
+    if errors:
+        if rc != 0:
+            # Not expected (listeners run only after a change succeeded), but never drop them.
+            try:
+                raise_for(rc)
+            except BaseException as e:
+                raise e from errors[0]
+        _reraise(errors, what)
+    return rc
+
+
+class Subscription:
+    """A live subscription, returned by :meth:`Store.subscribe`.
+
+    ``close()`` ends it (safe to call twice, and after the store is closed); after it
+    returns, the callback is never called again. Also a context manager.
+    """
+
+    __slots__ = ("_store", "id", "_token", "__weakref__")
+
+    def __init__(self, store: "Store", sub_id: int, token: int) -> None:
+        self._store = store
+        #: The library's subscription id.
+        self.id: int = sub_id
+        self._token = token
+
+    @property
+    def active(self) -> bool:
+        """Whether the subscription still delivers."""
+        return self._token in _registry
+
+    def close(self) -> None:
+        """Unsubscribes. Idempotent; never raises for an already-ended subscription."""
+        if self._token not in _registry:
+            return
+        unregister(self._token)
+        self._store._forget_subscription(self, quiet=True)
+
+    def __enter__(self) -> "Subscription":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<optimist.Subscription id={self.id} {'active' if self.active else 'closed'}>"
