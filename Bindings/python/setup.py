@@ -1,0 +1,60 @@
+"""Build hook: bundle a built ``liboptimist`` into the package when one can be found.
+
+Everything else about the package is declared in ``pyproject.toml``. At build time this looks
+for the library, in order: the file named by ``OPTIMIST_LIBRARY``, then the project's build
+folders at the checkout root (``build/liboptimist.so``, ``.build/release/liboptimist.so``).
+The first that exists is copied to ``optimist/_lib/liboptimist.so`` in the built package, and
+the wheel is then tagged for this platform (it holds native code). When none exists, the
+package is pure Python and finds the library at import time (see ``optimist/_loader.py``).
+"""
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+NAME = "liboptimist.dylib" if sys.platform == "darwin" else "liboptimist.so"
+
+
+def find_built_library():
+    """The library to bundle, or None."""
+    env = os.environ.get("OPTIMIST_LIBRARY")
+    candidates = [Path(env)] if env else []
+    candidates += [ROOT / "build" / NAME, ROOT / ".build" / "release" / NAME]
+    for c in candidates:
+        if c.is_file():
+            return c
+    return None
+
+
+LIBRARY = find_built_library()
+
+
+class BuildPyBundlingLibrary(build_py):
+    """``build_py`` that also copies the found library into ``optimist/_lib/``."""
+
+    def run(self):
+        super().run()
+        if LIBRARY is not None:
+            dest = Path(self.build_lib) / "optimist" / "_lib"
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(LIBRARY, dest / NAME)
+            print(f"optimist: bundled {LIBRARY}", file=sys.stderr)
+        else:
+            print("optimist: no built liboptimist found; not bundling one", file=sys.stderr)
+
+
+class MaybeBinaryDistribution(Distribution):
+    """A distribution that counts as platform-specific when it bundles the library."""
+
+    def has_ext_modules(self):
+        return LIBRARY is not None
+
+
+setup(cmdclass={"build_py": BuildPyBundlingLibrary}, distclass=MaybeBinaryDistribution)
