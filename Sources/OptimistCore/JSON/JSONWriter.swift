@@ -75,3 +75,8 @@ public enum JSONWriter {
         out.append(UInt8(ascii: "\""))
     }
 }
+
+extension JSON: CustomStringConvertible {
+    /// The canonical JSON text.
+    public var description: String { JSONWriter.string(self) }
+}

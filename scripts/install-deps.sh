@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs, only when missing, what building and testing Optimist needs on Debian/Ubuntu:
+# cmake, ninja-build, pkg-config, libffi-dev, libsqlite3-dev (one `apt-get update` first, with
+# sudo when not root). Swift itself must already be installed.
+set -euo pipefail
+
+command -v swift >/dev/null 2>&1 || { echo "install-deps: Swift 6 is not on PATH (https://www.swift.org/install/linux/)" >&2; exit 1; }
+
+have_deb() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+missing=()
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if command -v dpkg-query >/dev/null 2>&1; then
+    have_deb libffi-dev || missing+=(libffi-dev)
+    have_deb libsqlite3-dev || missing+=(libsqlite3-dev)
+fi
+[ "${#missing[@]}" -eq 0 ] && exit 0
+
+command -v apt-get >/dev/null 2>&1 || { echo "install-deps: missing ${missing[*]} and no apt-get: install them yourself" >&2; exit 1; }
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "install-deps: missing ${missing[*]}; not root and no sudo" >&2; exit 1; }
+    SUDO=sudo
+fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null

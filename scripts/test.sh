@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The one test command: installs what is missing, builds everything and runs every suite —
+# Swift tests, CTest (C tests, the libffi scenario shim, install and example tests), the same
+# C tests under sanitizers, pytest over the Python package, and the Swift quick start.
+# Prints each suite's summary and exits non-zero if any suite fails.
+#
+#   bash scripts/test.sh            # everything
+#   OPTIMIST_SKIP_SANITIZERS=1 bash scripts/test.sh   # a faster local loop
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+bash scripts/install-deps.sh || exit 1
+
+LOGS="$ROOT/build/test-logs"
+mkdir -p "$LOGS"
+declare -a SUITES=() STATUS=() SUMMARY=()
+
+# run_suite NAME SUMMARY-PATTERN COMMAND...: runs, logs, keeps the runner's closing line.
+run_suite() {
+    local name=$1 pattern=$2; shift 2
+    printf '\n==================== %s ====================\n' "$name"
+    local start=$SECONDS
+    "$@" 2>&1 | tee "$LOGS/$name.log"
+    local rc=${PIPESTATUS[0]}
+    local line
+    line=$(grep -E "$pattern" "$LOGS/$name.log" | tail -n 1)
+    SUITES+=("$name")
+    STATUS+=("$([ "$rc" -eq 0 ] && echo PASS || echo "FAIL (exit $rc)")")
+    SUMMARY+=("${line:-no summary line} [$((SECONDS - start)) s]")
+}
+
+swift_tests() { swift test; }
+cmake_build() {
+    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build
+}
+ctest_run() { ctest --test-dir build --output-on-failure; }
+sanitizer_tests() {
+    cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPTIMIST_SANITIZERS=ON &&
+        cmake --build build-san && ctest --test-dir build-san --output-on-failure
+}
+python_tests() {
+    # A venv of our own: nothing is installed into the user's Python.
+    local venv="$ROOT/build/venv"
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv" || return 1
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check pytest hypothesis || return 1
+    # The README's Python quick start, as written: pip install ./Bindings/python.
+    OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$venv/bin/python" -m pip install -q \
+        --disable-pip-version-check --force-reinstall --no-deps ./Bindings/python || return 1
+    (cd /tmp && env -u OPTIMIST_LIBRARY "$venv/bin/python" -c 'import optimist; s = optimist.Store(); print("bundled library loads:", s.client_id); s.close()') || return 1
+    OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$venv/bin/python" -m pytest -q Bindings/python/tests
+}
+swift_quickstart() { swift run --package-path examples/swift --scratch-path "$ROOT/build/swift-quickstart" habits-quickstart; }
+
+run_suite swift-tests 'Test run with|Executed [0-9]+ tests' swift_tests
+run_suite cmake-build 'Linking|ninja: no work|liboptimist' cmake_build
+run_suite ctest 'tests passed' ctest_run
+if [ -z "${OPTIMIST_SKIP_SANITIZERS:-}" ]; then
+    run_suite sanitizers 'tests passed' sanitizer_tests
+fi
+run_suite python 'passed|failed' python_tests
+run_suite swift-quickstart 'habits-quickstart|done' swift_quickstart
+
+printf '\n==================== summary ====================\n'
+failed=0
+for i in "${!SUITES[@]}"; do
+    printf '%-18s %-14s %s\n' "${SUITES[$i]}" "${STATUS[$i]}" "${SUMMARY[$i]}"
+    [ "${STATUS[$i]}" = PASS ] || failed=$((failed + 1))
+done
+echo "suites: $(( ${#SUITES[@]} - failed )) passed, $failed failed"
+[ "$failed" -eq 0 ]
