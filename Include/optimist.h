@@ -298,10 +298,10 @@ int optimist_batch_incr(optimist_batch *b, const char *coll, const char *key, co
 **
 ** out_id may be NULL when the caller does not need the id.
 **
-** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, b NULL or empty); OPTIMIST_INVALID
-** (an op cannot apply, e.g. incr of a field holding a string: nothing changes; dedupe_key not
-** UTF-8);
-** OPTIMIST_DUPLICATE; OPTIMIST_IO (an earlier background write failed).
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, b NULL or empty: a mutation needs
+** at least one op); OPTIMIST_INVALID (an op cannot apply, e.g. incr of a field holding a string:
+** nothing changes; dedupe_key not UTF-8); OPTIMIST_DUPLICATE; OPTIMIST_IO (an earlier background
+** write failed).
 */
 int optimist_mutate(optimist_store *s, const optimist_batch *b, const char *dedupe_key,
                     uint64_t *out_id);
@@ -316,8 +316,10 @@ int optimist_mutate_with_policy(optimist_store *s, const optimist_batch *b,
 /*
 ** The authority accepted mutation id: the confirmed state becomes C := apply(ops, C), where ops
 ** are server_ops when given (the server's canonical result wins over the prediction) or, with
-** server_ops NULL, the mutation's own ops. The mutation leaves the pending list (status
-** OPTIMIST_COMMITTED). Commits may arrive in any order.
+** server_ops NULL, the mutation's own ops (an own op that no longer applies, such as an incr of
+** a field that has become a non-number, is skipped). An empty server_ops batch means the server
+** changed nothing. The mutation leaves the pending list (status OPTIMIST_COMMITTED). Commits may
+** arrive in any order.
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, server_ops not a batch);
 ** OPTIMIST_NOTFOUND (no such mutation); OPTIMIST_STATE (already committed or rolled back);
@@ -337,7 +339,9 @@ int optimist_rollback(optimist_store *s, uint64_t id, const char *reason);
 
 /*
 ** An authoritative change from outside (another device, a pull from the server): the ops of b
-** apply to the confirmed state, and pending mutations are re-applied on top.
+** apply to the confirmed state, and pending mutations are re-applied on top (a pending op that
+** no longer applies is skipped in the visible state; its mutation stays pending). An empty
+** batch changes nothing.
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, b NULL); OPTIMIST_INVALID (an op
 ** cannot apply: nothing changes).
