@@ -27,7 +27,8 @@ for arg in "$@"; do
     esac
 done
 
-step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+if [ -t 1 ]; then BOLD=$'\033[1m' PLAIN=$'\033[0m'; else BOLD="" PLAIN=""; fi
+step() { printf '\n%s==> %s%s\n' "$BOLD" "$*" "$PLAIN"; }
 ok()   { printf '    \xE2\x9C\x94 %s\n' "$*"; }
 die()  { printf '\n\xE2\x9C\x98 %s\n' "$*" >&2; exit 1; }
 trap 'rc=$?; [ $rc -eq 0 ] || printf "\n\xE2\x9C\x98 demo failed (exit %d) during: %s\n" "$rc" "${CURRENT:-setup}" >&2' EXIT
@@ -63,6 +64,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
     $SUDO apt-get update -q
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+# The Python package needs 3.9+ and nothing from PyPI (it is ctypes over liboptimist).
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))' ||
+    die "python3 is $(python3 --version 2>&1); the optimist package needs Python 3.9 or newer"
 ok "cmake $(cmake --version | head -n1 | awk '{print $3}'), ninja $(ninja --version), pkg-config, libffi-dev, libsqlite3-dev, $(python3 --version)"
 
 CC="${CC:-}"
