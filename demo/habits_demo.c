@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -538,7 +539,11 @@ int main(int argc, char **argv) {
         _exit(127);
     }
     close(fds[1]);
-    FILE *from_child = fdopen(fds[0], "r");
+    /* Never hang the demo on a child that got stuck: give it 60 s to report. */
+    struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+    int ready = poll(&pfd, 1, 60000) == 1;
+    FILE *from_child = ready ? fdopen(fds[0], "r") : NULL;
+    if (!from_child) close(fds[0]);
     char line[512] = {0};
     char client_before[128] = {0};
     unsigned long long id_run = 0, id_water = 0, id_rename = 0;

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import select
 import signal
 import sqlite3
 import statistics
@@ -196,7 +197,9 @@ def main(workdir: str) -> int:
             "A child Python process makes 3 changes, flushes, and is killed with SIGKILL.")
     child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--crash-child", path],
                              stdout=subprocess.PIPE, text=True)
-    line = child.stdout.readline().split()
+    # Never hang the demo on a child that got stuck: give it 60 s to report.
+    ready, _, _ = select.select([child.stdout], [], [], 60)
+    line = child.stdout.readline().split() if ready else []
     child.kill()  # SIGKILL
     child.wait()
     child.stdout.close()
