@@ -4,7 +4,8 @@ The search order is part of the package's documented behaviour (see the package 
 and README), so it lives in one place:
 
 1. ``OPTIMIST_LIBRARY``: when set, the one file it names is loaded and nothing else is tried,
-   so a wrong value is reported rather than silently replaced by another copy.
+   so a wrong value is reported rather than silently replaced by another copy. (A bare file
+   name without a directory, e.g. ``liboptimist.so.1``, is handed to the dynamic loader.)
 2. The copy bundled inside the package at install time: ``optimist/_lib/liboptimist.so``.
 3. The project's own build folders, when this package runs from a source checkout:
    ``build/``, ``.build/release/``, ``.build/debug/`` at the checkout's root.
@@ -103,7 +104,9 @@ def load_library() -> Tuple[ctypes.CDLL, str]:
     """
     tried: List[Tuple[str, str]] = []
     for kind, where in candidates():
-        if kind != "system" and not os.path.exists(where):
+        # A bare name (no directory part) is left to the dynamic loader's own search.
+        is_path = kind != "system" and os.path.dirname(where) != ""
+        if is_path and not os.path.exists(where):
             label = f"{ENV_VAR}={where}" if kind == "env" else where
             tried.append((label, "no such file"))
             continue
