@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Usage: pkgconfig_example.sh BUILD_DIR SOURCE_DIR CC
+#
+# Installs the build into a fresh temporary prefix, checks the installed layout, builds
+# examples/c/habits.c the way the README tells users to (cc + pkg-config, with an rpath
+# instead of LD_LIBRARY_PATH), and runs it with LD_LIBRARY_PATH empty. ldd on the program and
+# on the library must show nothing "not found".
+set -euo pipefail
+build=$1 src=$2 cc=$3
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/optimist-install-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+
+for f in include/optimist.h lib/liboptimist.so.1.0.0 lib/pkgconfig/optimist.pc \
+         lib/cmake/Optimist/OptimistConfig.cmake lib/cmake/Optimist/OptimistConfigVersion.cmake; do
+    [ -f "$prefix/$f" ] || { echo "missing $f in the prefix"; exit 1; }
+done
+[ "$(readlink "$prefix/lib/liboptimist.so.1")" = liboptimist.so.1.0.0 ] || { echo "bad liboptimist.so.1 symlink"; exit 1; }
+[ "$(readlink "$prefix/lib/liboptimist.so")" = liboptimist.so.1 ] || { echo "bad liboptimist.so symlink"; exit 1; }
+
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+[ "$(pkg-config --variable=prefix optimist)" = "$prefix" ] || { echo "pkg-config prefix is not $prefix"; exit 1; }
+libdir=$(pkg-config --variable=libdir optimist)
+# shellcheck disable=SC2046 # pkg-config output is meant to be split into words
+"$cc" -std=c11 -Wall -Wextra -Werror -o "$tmp/habits" "$src/examples/c/habits.c" \
+    $(pkg-config --cflags --libs optimist) "-Wl,-rpath,$libdir"
+
+for f in "$tmp/habits" "$prefix/lib/liboptimist.so.1.0.0"; do
+    if env LD_LIBRARY_PATH= ldd "$f" | grep 'not found'; then
+        echo "ldd $f: something is not found"; exit 1
+    fi
+done
+env LD_LIBRARY_PATH= ldd "$tmp/habits" | grep -q "$prefix/lib/liboptimist.so.1" \
+    || { echo "habits does not load the installed library"; exit 1; }
+env LD_LIBRARY_PATH= "$tmp/habits"
+echo "installed example ok"
