@@ -1,1 +1,89 @@
-print("benchmarks: not built yet")
+import Glibc
+import Optimist
+
+// optimist-bench [--quick|--full] [--only reload,core,rollback,durable] [--dir DIR]
+// Prints one JSON object per line on stdout (collected by Benchmarks/run); progress on stderr.
+
+/// Command-line options.
+struct Config {
+    var full = false
+    var only: Set<String> = ["reload", "core", "rollback", "durable"]
+    var dir = "/tmp/optimist-bench"
+
+    static func parse() -> Config {
+        var c = Config()
+        var args = CommandLine.arguments.dropFirst().makeIterator()
+        while let a = args.next() {
+            switch a {
+            case "--quick": c.full = false
+            case "--full": c.full = true
+            case "--only": c.only = Set((args.next() ?? "").split(separator: ",").map(String.init))
+            case "--dir": c.dir = args.next() ?? c.dir
+            default: note("unknown argument \(a)"); exit(2)
+            }
+        }
+        return c
+    }
+}
+
+/// Reload against optimistic for one n: both flows, warm-up first, then timed taps, each
+/// followed by an untimed undo so every tap sees the same n.
+func reloadVsOptimistic(n: Int, full: Bool, dir: String) throws {
+    let reloadReps = full ? max(10, min(600, 3_000_000 / n)) : max(5, min(200, 1_000_000 / n))
+    let optReps = full ? 5000 : 2000
+    note("swift reload/optimistic n=\(n): \(reloadReps) reload reps, \(optReps) optimistic reps")
+
+    let reload = SQLiteReload(path: "\(dir)/reload-swift-\(n).db", n: n)
+    var rs = [UInt64]()
+    var reloadCount = 0
+    for s in 0..<(reloadReps + max(2, reloadReps / 10)) {
+        let t = timeNs { reloadCount = reload.tap(s) }
+        reload.undo(s)
+        if s >= max(2, reloadReps / 10) { rs.append(t) }
+    }
+
+    let opt = try OptimisticFlow(path: "\(dir)/opt-swift-\(n).optimist", n: n)
+    var os = [UInt64]()
+    var viewCount = 0.0
+    for s in 0..<(optReps + optReps / 10) {
+        var id: MutationID = 0
+        let t = try timeNs { (id, viewCount) = try opt.tap(s) }
+        try opt.undo(id)
+        if s >= optReps / 10 { os.append(t) }
+    }
+    try opt.close()
+    precondition(Double(reloadCount) == viewCount, "reload counted \(reloadCount), the view says \(viewCount)")
+
+    let r = Summary(ns: rs), o = Summary(ns: os)
+    for (kind, sum) in [("reload", r), ("optimistic", o)] {
+        emit([("section", .str("reload_vs_optimistic")), ("host", .str("swift")), ("kind", .str(kind)), ("n", .int(n)),
+              ("store", .str(kind == "reload" ? "sqlite" : (opt.fileBacked ? "file" : "memory"))),
+              ("today_count", .int(reloadCount))] + sum.fields)
+    }
+}
+
+let config = Config.parse()
+let full = config.full, dir = config.dir, only = config.only
+mkdir(dir, 0o755)
+do {
+    if only.contains("reload") {
+        for n in full ? [1_000, 10_000, 100_000, 1_000_000] : [1_000, 10_000, 100_000] { try reloadVsOptimistic(n: n, full: full, dir: dir) }
+    }
+    if only.contains("core") {
+        for records in [1_000, 1_000_000] {
+            for pending in [0, 10_000] {
+                try CoreBench.run(records: records, pending: pending, samples: full ? 100_000 : 20_000, warmup: 2_000)
+            }
+        }
+    }
+    if only.contains("rollback") {
+        try RollbackBench.run(records: 100_000, pendingCounts: [0, 10_000], samples: full ? 200 : 40, warmup: 5)
+    }
+    if only.contains("durable") {
+        _ = try DurableBench.run(dir: dir, batchReps: full ? 10 : 3, perOpReps: full ? 1000 : 200,
+                                 reopenPending: 100_000, reopenReps: full ? 5 : 3)
+    }
+} catch {
+    note("swift bench failed: \(error)")
+    exit(1)
+}
