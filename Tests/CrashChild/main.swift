@@ -1,1 +1,88 @@
-print("crash child: not built yet")
+#if canImport(Glibc)
+import Glibc
+#endif
+import Optimist
+
+/// The child process the crash tests kill with SIGKILL.
+///
+///     optimist-crash-child run PATH SEED STEPS    runs the workload on a store file, flushing at
+///                                                 known steps; prints "flushed STEP" after each
+///                                                 flush returned, "done" at the end, then waits
+///     optimist-crash-child model SEED STEPS       replays it in memory; prints
+///                                                 "STEP MAXID FINGERPRINT" after each step (0 first)
+///     optimist-crash-child dump PATH              opens a store file and prints
+///                                                 "MAXID FINGERPRINT" of its state
+///     optimist-crash-child hold PATH              opens a store file, prints "open", waits
+
+/// Writes a line straight to file descriptor 1: no buffering, so a line the parent reads was
+/// written before the child died.
+func say(_ line: String) {
+    var bytes = Array((line + "\n").utf8)
+    var off = 0
+    while off < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { write(1, $0.baseAddress! + off, $0.count - off) }
+        if n <= 0 { exit(4) }
+        off += n
+    }
+}
+
+func fatal(_ message: String) -> Never {
+    var bytes = Array("crash child: \(message)\n".utf8)
+    _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    exit(3)
+}
+
+/// The highest id handed out (ids are dense: every id below it is live or ended).
+func maxID(_ s: Store, from known: MutationID = 0) -> MutationID {
+    var id = known
+    while (try? s.status(id + 1)) != nil { id += 1 }
+    return id
+}
+
+let args = CommandLine.arguments
+guard args.count >= 3 else { fatal("usage: run PATH SEED STEPS | model SEED STEPS | dump PATH | hold PATH") }
+
+switch args[1] {
+case "run":
+    guard args.count == 5, let seed = UInt64(args[3]), let steps = Int(args[4]) else { fatal("run PATH SEED STEPS") }
+    let store: Store
+    do { store = try Store.open(path: args[2]) } catch { fatal("open: \(error)") }
+    var w = Workload(seed: seed)
+    for step in 1...steps {
+        if let e = w.run(step: step, on: store) { fatal("step \(step): \(e)") }
+        if Workload.flushes(after: step, seed: seed) {
+            do { try store.flush() } catch { fatal("flush at \(step): \(error)") }
+            say("flushed \(step)")
+        }
+    }
+    say("done")
+    while true { pause() }
+case "model":
+    guard args.count == 4, let seed = UInt64(args[2]), let steps = Int(args[3]) else { fatal("model SEED STEPS") }
+    let store = Store()
+    var w = Workload(seed: seed)
+    var ended = [MutationID: UInt64]()
+    var top: MutationID = 0
+    do {
+        say("0 0 \(String(fingerprint(try dump(store, ended: &ended)), radix: 16))")
+        for step in 1...steps {
+            if let e = w.run(step: step, on: store) { fatal("model step \(step): \(e)") }
+            top = maxID(store, from: top)
+            say("\(step) \(top) \(String(fingerprint(try dump(store, ended: &ended)), radix: 16))")
+        }
+    } catch { fatal("model: \(error)") }
+case "dump":
+    do {
+        let store = try Store.open(path: args[2])
+        var ended = [MutationID: UInt64]()
+        say("\(maxID(store)) \(String(fingerprint(try dump(store, ended: &ended)), radix: 16))")
+        try store.close()
+    } catch { fatal("dump: \(error)") }
+case "hold":
+    let held: Store
+    do { held = try Store.open(path: args[2]) } catch { say("error \(error.code)"); exit(0) }
+    say("open")
+    withExtendedLifetime(held) { while true { pause() } }
+default:
+    fatal("unknown mode \(args[1])")
+}
