@@ -19,7 +19,7 @@ let package = Package(
         // The Swift API apps import.
         .target(name: "Optimist", dependencies: ["OptimistCore", "OptimistSQLite"]),
         // The @_cdecl entry points declared in Include/optimist.h.
-        .target(name: "OptimistC", dependencies: ["Optimist"]),
+        .target(name: "OptimistC", dependencies: ["Optimist"], exclude: ["exports.map"]),
         // Microbenchmarks (Benchmarks/run builds this in release mode).
         .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "CSQLite"], path: "Benchmarks/Swift"),
         // A child process the crash tests kill with SIGKILL.

@@ -4,29 +4,31 @@
 /// keys must not, and must sort bytewise so ISO dates and zero-padded numbers sort naturally.
 public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     public let string: String
+    /// FNV-1a of the bytes, computed once: a key is hashed several times per mutation, and
+    /// hashing a short cached integer is several times cheaper than hashing the bytes again.
+    @usableFromInline let bytesHash: UInt64
 
     @inlinable public init(_ string: String) {
         var s = string
         s.makeContiguousUTF8()
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
         self.string = s
+        self.bytesHash = h
     }
     public init(stringLiteral value: String) { self.init(value) }
     public var description: String { string }
 
     @inlinable public static func == (a: Key, b: Key) -> Bool {
-        a.string.utf8.withContiguousStorageIfAvailable { x in
+        guard a.bytesHash == b.bytesHash else { return false }
+        return a.string.utf8.withContiguousStorageIfAvailable { x in
             b.string.utf8.withContiguousStorageIfAvailable { y in
                 x.count == y.count && (x.count == 0 || memoryEqual(x, y))
             }
         }.flatMap { $0 } ?? a.string.utf8.elementsEqual(b.string.utf8)
     }
 
-    @inlinable public func hash(into hasher: inout Hasher) {
-        if let done: Void = string.utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) {
-            return done
-        }
-        for b in string.utf8 { hasher.combine(b) }
-    }
+    @inlinable public func hash(into hasher: inout Hasher) { hasher.combine(bytesHash) }
 
     @inlinable public static func < (a: Key, b: Key) -> Bool { compareBytes(a.string, b.string) < 0 }
 

@@ -53,8 +53,9 @@ public struct RetryPolicy: Sendable, Equatable {
     /// The full (un-jittered) delay after `attempts` sends.
     public func delay(afterAttempts attempts: Int) -> Int64 {
         let shift = min(max(attempts - 1, 0), 40)
-        let d = baseDelayMs.multipliedReportingOverflow(by: Int64(1) << shift)
-        return d.overflow ? maxDelayMs : min(d.partialValue, maxDelayMs)
+        let base = max(baseDelayMs, 0), cap = max(maxDelayMs, 0)
+        let d = base.multipliedReportingOverflow(by: Int64(1) << shift)
+        return d.overflow ? cap : min(d.partialValue, cap)
     }
 }
 
