@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Usage: pkgconfig_example.sh BUILD_DIR SOURCE_DIR CC
+# Usage: pkgconfig_example.sh BUILD_DIR SOURCE_DIR CMAKE CC
 #
 # Installs the build into a fresh temporary prefix, checks the installed layout, builds
 # examples/c/habits.c the way the README tells users to (cc + pkg-config, with an rpath
 # instead of LD_LIBRARY_PATH), and runs it with LD_LIBRARY_PATH empty. ldd on the program and
 # on the library must show nothing "not found".
 set -euo pipefail
-build=$1 src=$2 cc=$3
+build=$1 src=$2 cmake=$3 cc=$4
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/optimist-install-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 
-cmake --install "$build" --prefix "$prefix" >/dev/null
+"$cmake" --install "$build" --prefix "$prefix" >/dev/null
 
 for f in include/optimist.h lib/liboptimist.so.1.0.0 lib/pkgconfig/optimist.pc \
          lib/cmake/Optimist/OptimistConfig.cmake lib/cmake/Optimist/OptimistConfigVersion.cmake; do
