@@ -50,7 +50,7 @@ case "run":
     var w = Workload(seed: seed)
     for step in 1...steps {
         if let e = w.run(step: step, on: store) { fatal("step \(step): \(e)") }
-        if Workload.flushes(after: step, seed: seed) {
+        if Workload.flushes(after: step, seed: seed) || step == steps {
             do { try store.flush() } catch { fatal("flush at \(step): \(error)") }
             say("flushed \(step)")
         }
