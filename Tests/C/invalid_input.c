@@ -41,8 +41,46 @@ static void bad_utf8_names(optimist_store *s) {
     CHECK_FAILS(optimist_batch_incr(b, "c", "k", bad_utf8_key, 1), OPTIMIST_INVALID);
     optimist_batch_free(b);
     CHECK_FAILS(optimist_get(s, "c", bad_utf8_key, &out), OPTIMIST_INVALID);
+    CHECK_FAILS(optimist_get_confirmed(s, bad_utf8_key, "k", &out), OPTIMIST_INVALID);
     CHECK_FAILS(optimist_is_pending(s, "c", truncated_utf8, &flag), OPTIMIST_INVALID);
+    CHECK_FAILS(optimist_scan(s, "c", bad_utf8_key, 0, &out), OPTIMIST_INVALID);
+    CHECK_FAILS(optimist_mark_loaded(s, "c", "a", bad_utf8_key, 0), OPTIMIST_INVALID);
+    CHECK_FAILS(optimist_needs_reload(s, bad_utf8_key, "k", 0, 0, &flag), OPTIMIST_INVALID);
+    CHECK_FAILS(optimist_view_define(s, bad_utf8_key, "c", "", "count"), OPTIMIST_INVALID);
+    CHECK_FAILS(optimist_view_define(s, "v", "c", truncated_utf8, "count"), OPTIMIST_INVALID);
     CHECK(out == NULL && flag == 0);
+}
+
+/* Every other string argument is checked too: dedupe keys, reasons, filters, paths. */
+static void bad_utf8_elsewhere(optimist_store *s) {
+    optimist_batch *b = batch_of_put("c", "k", "{}");
+    uint64_t id = 0, pending = 99;
+    optimist_store *other = NULL;
+    CHECK_FAILS(optimist_mutate(s, b, bad_utf8_key, &id), OPTIMIST_INVALID);
+    CHECK(id == 0);
+    CHECK_OK(optimist_pending_count(s, &pending));
+    CHECK(pending == 0);
+    CHECK_OK(optimist_mutate(s, b, NULL, &id));
+    CHECK_FAILS(optimist_rollback(s, id, bad_utf8_key), OPTIMIST_INVALID);
+    CHECK_FAILS(optimist_fail(s, id, 1, truncated_utf8, 0), OPTIMIST_INVALID);
+    int status = 0;
+    CHECK_OK(optimist_status(s, id, &status));
+    CHECK(status == OPTIMIST_PENDING); /* neither refused call changed it */
+    CHECK_FAILS(optimist_open(bad_utf8_key, &other), OPTIMIST_INVALID);
+    CHECK(other == NULL);
+    CHECK_OK(optimist_rollback(s, id, NULL));
+    optimist_batch_free(b);
+}
+
+static void on_change(void *ctx, const optimist_change *changes, size_t n) {
+    (void)ctx; (void)changes; (void)n;
+}
+
+static void bad_utf8_filters(optimist_store *s) {
+    uint64_t sub = 0;
+    CHECK_FAILS(optimist_subscribe(s, bad_utf8_key, NULL, on_change, NULL, &sub), OPTIMIST_INVALID);
+    CHECK_FAILS(optimist_subscribe(s, "c", truncated_utf8, on_change, NULL, &sub), OPTIMIST_INVALID);
+    CHECK(sub == 0);
 }
 
 /* An incr on a string field rejects the whole mutation; the first op leaves no trace. */
@@ -74,6 +112,8 @@ int main(void) {
     optimist_store *s = open_memory();
     bad_json();
     bad_utf8_names(s);
+    bad_utf8_elsewhere(s);
+    bad_utf8_filters(s);
     non_numeric_incr(s);
     CHECK_OK(optimist_close(s));
     return CHECK_DONE();

@@ -106,7 +106,10 @@ static void null_out_pointers(optimist_store *s) {
     CHECK_FAILS(optimist_scan(s, "c", "", 0, NULL), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_status(s, 1, NULL), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_pending_count(s, NULL), OPTIMIST_MISUSE);
-    CHECK_FAILS(optimist_outbox_next(s, 0, NULL, NULL), OPTIMIST_MISUSE);
+    char *ops = NULL;
+    CHECK_FAILS(optimist_outbox_next(s, 0, NULL, &ops), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_outbox_next(s, 0, &id, NULL), OPTIMIST_MISUSE);
+    CHECK(ops == NULL);
     CHECK_FAILS(optimist_needs_reload(s, "c", "k", 0, 0, NULL), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_view_get(s, "v", NULL), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_subscribe(s, NULL, NULL, on_change, NULL, NULL), OPTIMIST_MISUSE);
@@ -146,6 +149,15 @@ static void wrong_handle_kind(void) {
     uint64_t n = 0;
     CHECK_FAILS(optimist_pending_count((optimist_store *)(void *)b, &n), OPTIMIST_MISUSE);
     CHECK(n == 0);
+    /* ... and a store passed where a batch is expected. */
+    optimist_store *s = open_memory();
+    uint64_t id = mutate_put(s, "c", "k", "{}");
+    CHECK_FAILS(optimist_commit(s, id, (const optimist_batch *)(void *)s), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_batch_put((optimist_batch *)(void *)s, "c", "k", "{}"), OPTIMIST_MISUSE);
+    int status = 0;
+    CHECK_OK(optimist_status(s, id, &status));
+    CHECK(status == OPTIMIST_PENDING); /* the refused commit changed nothing */
+    CHECK_OK(optimist_close(s));
     optimist_batch_free(b);
 }
 
