@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import Optimist
+import OptimistSQLite
+
+/// Background writes that the disk refuses: the error is reported once by the next call,
+/// nothing flushed is lost, memory stays consistent, and a later flush retries.
+@Suite struct FullDiskTests {
+    static let big: Record = ["pad": .string(String(repeating: "x", count: 3000))]
+
+    /// Makes state-changing calls until one reports the writer's failure (or gives up after
+    /// about five seconds); returns the ids of the mutations that were accepted meanwhile.
+    func mutateUntilIO(_ s: Store) throws -> (ids: [MutationID], failed: Bool) {
+        var ids = [MutationID]()
+        for i in 0..<500 {
+            do {
+                ids.append(try s.mutate([.put(collection: "late", key: Key("l\(i)"), value: ["i": .number(Double(i))])]))
+            } catch {
+                #expect(error.code == 7, "\(error)")
+                return (ids, true)
+            }
+            usleep(10_000)
+        }
+        return (ids, false)
+    }
+
+    @Test func pageCapFailsWritesUntilLifted() throws {
+        let dir = TempDir()
+        let path = dir.file("capped.db")
+        let (snapshot, journal) = try SQLiteStoreFile.open(path: path)
+        let s = Store(restoring: snapshot, sink: journal)
+        for i in 0..<20 { try s.serverApply([.put(collection: "early", key: Key("e\(i)"), value: ["i": .number(Double(i))])]) }
+        let kept = try s.mutate([.patch(collection: "early", key: "e1", value: ["p": true])])
+        try s.flush()
+
+        journal.limitPages(1)   // SQLite raises a cap below the file's size to its size: no room to grow
+        for i in 0..<40 { try s.mutate([.put(collection: "big", key: Key("b\(i)"), value: Self.big)]) }
+        let (late, failed) = try mutateUntilIO(s)
+        #expect(failed)
+        // Reported once: the next call goes through (and is kept in memory).
+        let after = try s.mutate([.put(collection: "late", key: "after", value: [:])])
+        // A flush retries, and fails again while the cap holds.
+        #expect(throws: OptimistError.self) { try s.flush() }
+        // Memory stayed consistent: everything accepted is visible, the failing call changed nothing.
+        #expect(try s.scan("big").count == 40)
+        #expect(try s.scan("late").count == late.count + 1)
+        #expect(try s.pendingCount() == 1 + 40 + late.count + 1)
+
+        journal.limitPages(nil)
+        try s.flush()                       // the retry goes through
+        try s.close()
+
+        let r = try Store.open(path: path)
+        defer { try? r.close() }
+        #expect(try r.scan("early").count == 20)
+        #expect(try r.get("early", "e1") == ["i": 1, "p": true])
+        #expect(try r.status(kept) == .pending)
+        #expect(try r.scan("big").count == 40)
+        #expect(try r.scan("late").count == late.count + 1)
+        #expect(try r.status(after) == .pending)
+        #expect(try r.mutate([.delete(collection: "x", key: "y")]) == after + 1)
+    }
+
+    @Test func closingWhileFullLosesOnlyWhatWasNeverFlushed() throws {
+        let dir = TempDir()
+        let path = dir.file("closefull.db")
+        let (snapshot, journal) = try SQLiteStoreFile.open(path: path)
+        let s = Store(restoring: snapshot, sink: journal)
+        let flushed = try s.mutate([.put(collection: "c", key: "flushed", value: ["v": 1])])
+        try s.flush()
+        journal.limitPages(1)
+        for i in 0..<40 { try s.mutate([.put(collection: "big", key: Key("b\(i)"), value: Self.big)]) }
+        #expect(throws: OptimistError.self) { try s.close() }
+        #expect(s.isClosed)
+
+        #expect(try SQLiteStoreFile.checkIntegrity(path: path) == "ok")
+        let r = try Store.open(path: path)
+        defer { try? r.close() }
+        #expect(try r.get("c", "flushed") == ["v": 1])
+        #expect(try r.status(flushed) == .pending)
+        #expect(try r.scan("big").isEmpty)   // one batch, all or nothing
+    }
+
+    /// A real full disk: a tiny tmpfs (needs root; skipped otherwise).
+    @Test(.enabled(if: geteuid() == 0)) func fullFileSystem() throws {
+        guard let disk = TinyDisk(kilobytes: 768) else {
+            print("fullFileSystem: skipped, cannot mount a tmpfs here")
+            return
+        }
+        let path = disk.dir.file("full.db")
+        let s = try Store.open(path: path)
+        let first = try s.mutate([.put(collection: "c", key: "first", value: ["v": 1])])
+        try s.flush()
+        // Fill the file system, leaving a little room.
+        let filler = disk.dir.file("filler")
+        let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
+        let block = [UInt8](repeating: 7, count: 4096)
+        while write(fd, block, block.count) == block.count {}
+        close(fd)
+
+        for i in 0..<100 { try s.mutate([.put(collection: "big", key: Key("b\(i)"), value: Self.big)]) }
+        let (late, failed) = try mutateUntilIO(s)
+        #expect(failed)
+        print("fullFileSystem: the writer failed; \(late.count) mutations were accepted before the call that reported it")
+        #expect(throws: OptimistError.self) { try s.flush() }
+        #expect(try s.scan("big").count == 100)
+
+        unlink(filler)
+        try s.flush()
+        try s.close()
+        try withStore(path) { r throws in
+            #expect(try r.get("c", "first") == ["v": 1] && r.status(first) == .pending)
+            #expect(try r.scan("big").count == 100)
+            #expect(try r.scan("late").count == late.count)
+        }
+    }
+}
