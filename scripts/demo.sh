@@ -79,7 +79,7 @@ ok "C compiler: $CC"
 # ---------------------------------------------------------------------------------------------
 if [ "$BUILD_LIB" -eq 1 ]; then
     CURRENT="building liboptimist with CMake"
-    step "Building liboptimist (CMake + SwiftPM, release; the first build takes a few minutes)"
+    step "Building liboptimist (CMake + SwiftPM, release; the first build takes a minute or two)"
     t0=$(date +%s)
     cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPTIMIST_BUILD_TESTS=OFF >/dev/null
     cmake --build "$BUILD"
@@ -112,4 +112,5 @@ PYTHONPATH="$ROOT/Bindings/python/src${PYTHONPATH:+:$PYTHONPATH}" \
 CURRENT="finishing"
 step "Done in $(( $(date +%s) - demo_start )) s after the build"
 echo "    Store files are in $WORK (delete it freely)."
+[ -x Benchmarks/run ] && echo "    For the full benchmark suite: Benchmarks/run (Benchmarks/run --quick for a short pass)."
 echo "    Next: read Include/optimist.h and Bindings/python; the sources of this demo are demo/habits_demo.{c,py}."
