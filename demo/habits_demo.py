@@ -26,7 +26,7 @@ import sys
 import time
 
 import optimist
-from optimist import delete, incr, patch, put  # noqa: F401  (delete kept for readers)
+from optimist import incr, patch, put
 
 OK, CROSS = "\u2714", "\u2718"
 failed = False
