@@ -158,27 +158,35 @@ static void on_changes(void *ctx, const optimist_change *changes, size_t n) {
 
 /* ---- ops ------------------------------------------------------------------------------ */
 
-/* Adds one op segment ("put COLL KEY JSON" ...) to batch b; returns the library's code. */
+/* Marks an op segment as malformed; the caller stops building the batch. */
+static int bad_op(scenario *sc, int *syntax, const char *what) {
+    bad_line(sc, what);
+    *syntax = 1;
+    return OPTIMIST_OK;
+}
+
+/* Adds one op segment ("put COLL KEY JSON" ...) to batch b and returns the library's code;
+   a malformed segment sets *syntax instead. */
 static int add_op(scenario *sc, optimist_batch *b, char *seg, int *syntax) {
     char *p = seg;
     char *op = next_token(&p), *coll = next_token(&p), *key = NULL;
     if (op == NULL || coll == NULL || (strcmp(op, "put") && strcmp(op, "patch") &&
                                        strcmp(op, "delete") && strcmp(op, "incr")))
-        return *syntax = bad_line(sc, "bad op"), 0;
+        return bad_op(sc, syntax, "bad op");
     if (strcmp(op, "put") == 0 || strcmp(op, "patch") == 0) {
         key = next_token(&p);
         const char *json = p;
-        if (key == NULL || *json == '\0') return *syntax = bad_line(sc, "op needs KEY JSON"), 0;
+        if (key == NULL || *json == '\0') return bad_op(sc, syntax, "op needs KEY JSON");
         return CALL(strcmp(op, "put") == 0 ? "optimist_batch_put" : "optimist_batch_patch",
                     &b, &coll, &key, &json);
     }
     key = next_token(&p);
-    if (key == NULL) return *syntax = bad_line(sc, "op needs KEY"), 0;
+    if (key == NULL) return bad_op(sc, syntax, "op needs KEY");
     if (strcmp(op, "delete") == 0) return CALL("optimist_batch_delete", &b, &coll, &key);
     char *field = next_token(&p), *delta_text = next_token(&p);
     double delta = 0;
     if (field == NULL || parse_double(delta_text, &delta) != 0)
-        return *syntax = bad_line(sc, "incr needs FIELD DELTA"), 0;
+        return bad_op(sc, syntax, "incr needs FIELD DELTA");
     return CALL("optimist_batch_incr", &b, &coll, &key, &field, &delta);
 }
 
