@@ -1,0 +1,17 @@
+/* The pessimistic flow in C: a WAL SQLite database (synchronous=NORMAL, prepared statements).
+ * A tap writes one log row in a transaction, then reads every log back and recounts today. */
+#ifndef OPTIMIST_BENCH_RELOAD_H
+#define OPTIMIST_BENCH_RELOAD_H
+
+typedef struct reload_db reload_db;
+
+reload_db *reload_open(const char *path, int n);
+/* One tap; returns today's recomputed count. */
+int reload_tap(reload_db *r, int seq);
+/* The same tap, timing its write transaction and its SELECT-all recount separately. */
+int reload_tap_split(reload_db *r, int seq, unsigned long long *write_ns, unsigned long long *read_ns);
+/* Untimed clean-up after a tap, so every repetition sees the same n. */
+void reload_undo(reload_db *r, int seq);
+void reload_close(reload_db *r);
+
+#endif
