@@ -19,21 +19,32 @@ enum SnapshotLoader {
             snapshot.confirmed.append((Key(records.text(0) ?? ""), Key(records.text(1) ?? ""), value))
         }
 
+        // Rows first (SQLite is read by one thread), ops parsed afterwards, in parallel.
         let mutations = try c.prepare("""
             SELECT id, ops, status, attempts, next_attempt_ms, dedupe_key, policy, last_error
             FROM mutations ORDER BY id
             """)
+        var rows = [(record: MutationRecord, ops: [UInt8])]()
         while try mutations.step() {
             let id = MutationID(bitPattern: mutations.int64(0))
-            let ops = try mutations.withBytes(1) { b throws(OptimistError) in try Self.ops(b, id) }
             guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: mutations.int64(2))), status.isLive,
                   let policy = FailurePolicy(rawValue: Int32(truncatingIfNeeded: mutations.int64(6))) else {
                 throw .corrupt("mutation \(id) has an unknown status or policy")
             }
-            snapshot.mutations.append(MutationRecord(
-                id: id, ops: ops, status: status, attempts: Int(mutations.int64(3)),
+            let record = MutationRecord(
+                id: id, ops: [], status: status, attempts: Int(mutations.int64(3)),
                 nextAttemptAt: mutations.int64(4), dedupeKey: mutations.text(5), policy: policy,
-                lastError: mutations.text(7)))
+                lastError: mutations.text(7))
+            rows.append((record, try mutations.withBytes(1) { Array($0) }))
+        }
+        let decoded = parallelMap(rows) { row in
+            row.ops.withUnsafeBufferPointer { b in Result { () throws(OptimistError) in try Self.ops(b, row.record.id) } }
+        }
+        snapshot.mutations.reserveCapacity(rows.count)
+        for (row, ops) in zip(rows, decoded) {
+            var record = row.record
+            record.ops = try ops.get()
+            snapshot.mutations.append(record)
         }
 
         let ended = try c.prepare("SELECT id, status FROM ended")

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Optimist
+import OptimistSQLite
 
 /// The child process the crash tests kill with SIGKILL.
 ///
@@ -13,6 +14,10 @@ import Optimist
 ///     optimist-crash-child dump PATH              opens a store file and prints
 ///                                                 "MAXID FINGERPRINT" of its state
 ///     optimist-crash-child hold PATH              opens a store file, prints "open", waits
+///     optimist-crash-child reopen PATH            times opening a store file
+///     optimist-crash-child bench PATH N           times N mutates + one flush, N x (mutate +
+///                                                 flush) for N/100, and a reopen with N pending
+///                                                 (build with -c release for real figures)
 
 /// Writes a line straight to file descriptor 1: no buffering, so a line the parent reads was
 /// written before the child died.
@@ -83,6 +88,18 @@ case "hold":
     do { held = try Store.open(path: args[2]) } catch { say("error \(error.code)"); exit(0) }
     say("open")
     withExtendedLifetime(held) { while true { pause() } }
+case "reopen":
+    do {
+        let t = nowMs()
+        let (snapshot, journal) = try SQLiteStoreFile.open(path: args[2])
+        let loaded = nowMs()
+        let s = Store(restoring: snapshot, sink: journal)
+        say("reopen: \(Int(nowMs() - t)) ms (file: \(Int(loaded - t)) ms, store: \(Int(nowMs() - loaded)) ms), \(try s.pendingCount()) pending")
+        try s.close()
+    } catch { fatal("reopen: \(error)") }
+case "bench":
+    guard args.count == 4, let n = Int(args[3]) else { fatal("bench PATH N") }
+    do { try bench(path: args[2], count: n) } catch { fatal("bench: \(error)") }
 default:
     fatal("unknown mode \(args[1])")
 }

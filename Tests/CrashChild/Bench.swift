@@ -1,0 +1,40 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Optimist
+
+func nowMs() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return Double(t.tv_sec) * 1000 + Double(t.tv_nsec) / 1e6
+}
+
+/// The figures asked of file-backed stores: flushed mutations per second (batched and one by
+/// one) and the time to reopen a store with `count` pending mutations.
+func bench(path: String, count: Int) throws(OptimistError) {
+    let s = try Store.open(path: path)
+    var t = nowMs()
+    for i in 0..<count {
+        try s.mutate([.put(collection: "todos", key: Key("t\(i)"), value: ["title": "todo", "n": .number(Double(i))])])
+    }
+    let mutate = nowMs() - t
+    t = nowMs()
+    try s.flush()
+    let flush = nowMs() - t
+    let each = max(count / 100, 1)
+    t = nowMs()
+    for _ in 0..<each {
+        try s.mutate([.incr(collection: "c", key: "k", field: "n", delta: 1)])
+        try s.flush()
+    }
+    let eachMs = nowMs() - t
+    try s.close()
+    t = nowMs()
+    let r = try Store.open(path: path)
+    let reopen = nowMs() - t
+    let pending = try r.pendingCount()
+    try r.close()
+    say("\(count) mutates: \(Int(mutate)) ms, then one flush: \(Int(flush)) ms -> \(Int(Double(count) / (mutate + flush) * 1000)) flushed mutations/s")
+    say("\(each) x (mutate + flush): \(Int(eachMs)) ms -> \(Int(Double(each) / eachMs * 1000)) flushed mutations/s")
+    say("reopen with \(pending) pending: \(Int(reopen)) ms")
+}
