@@ -88,8 +88,8 @@ static double optimistic_tap(optimist_store *s, int n, int seq, uint64_t *id) {
 #endif
 
 static void reload_vs_optimistic(int n) {
-    int reload_reps = full ? (3000000 / n > 600 ? 600 : 3000000 / n) : (1000000 / n > 200 ? 200 : 1000000 / n);
-    if (reload_reps < 5) reload_reps = 5;
+    int reload_reps = full ? (3000000 / n > 600 ? 600 : 3000000 / n) : (2000000 / n > 500 ? 500 : 2000000 / n);
+    if (reload_reps < 20) reload_reps = 20;
     int warm = reload_reps / 10 > 2 ? reload_reps / 10 : 2;
     char path[4096], prefix[256];
     fprintf(stderr, "c reload/optimistic n=%d\n", n);
@@ -113,7 +113,7 @@ static void reload_vs_optimistic(int n) {
     free(rs);
 
 #ifdef HAVE_OPTIMIST
-    int opt_reps = full ? 5000 : 2000, owarm = opt_reps / 10, file_backed = 0;
+    int opt_reps = full ? 10000 : 5000, owarm = opt_reps / 10, file_backed = 0;
     snprintf(path, sizeof path, "%s/opt-c-%d.optimist", dir, n);
     optimist_store *st = open_logs(path, n, &file_backed);
     uint64_t *os = samples((size_t)opt_reps);

@@ -132,7 +132,7 @@ def open_logs(optimist, path: str, n: int):
 
 
 def reload_vs_optimistic(n: int, full: bool, workdir: str, optimist) -> None:
-    reload_reps = max(5, min(600, 3_000_000 // n)) if full else max(5, min(200, 1_000_000 // n))
+    reload_reps = max(5, min(600, 3_000_000 // n)) if full else max(20, min(500, 2_000_000 // n))
     warm = max(2, reload_reps // 10)
     print(f"python reload/optimistic n={n}", file=sys.stderr)
     r = Reload(f"{workdir}/reload-py-{n}.db", n)
@@ -151,7 +151,7 @@ def reload_vs_optimistic(n: int, full: bool, workdir: str, optimist) -> None:
     if optimist is None:
         return
     store, file_backed = open_logs(optimist, f"{workdir}/opt-py-{n}.optimist", n)
-    reps = 5000 if full else 2000
+    reps = 10_000 if full else 5000
     os_, value = [], 0.0
     put = optimist.put
     for s in range(reps + reps // 10):

@@ -29,8 +29,8 @@ struct Config {
 /// Reload against optimistic for one n: both flows, warm-up first, then timed taps, each
 /// followed by an untimed undo so every tap sees the same n.
 func reloadVsOptimistic(n: Int, full: Bool, dir: String) throws {
-    let reloadReps = full ? max(10, min(600, 3_000_000 / n)) : max(5, min(200, 1_000_000 / n))
-    let optReps = full ? 5000 : 2000
+    let reloadReps = full ? max(10, min(600, 3_000_000 / n)) : max(20, min(500, 2_000_000 / n))
+    let optReps = full ? 10_000 : 5000
     note("swift reload/optimistic n=\(n): \(reloadReps) reload reps, \(optReps) optimistic reps")
 
     let reload = SQLiteReload(path: "\(dir)/reload-swift-\(n).db", n: n)
@@ -77,7 +77,7 @@ do {
         }
     }
     if only.contains("rollback") {
-        try RollbackBench.run(records: 100_000, pendingCounts: [0, 10_000], samples: full ? 200 : 40, warmup: 5)
+        try RollbackBench.run(records: 100_000, pendingCounts: [0, 10_000], samples: full ? 300 : 100, warmup: 5)
     }
     if only.contains("durable") {
         _ = try DurableBench.run(dir: dir, batchReps: full ? 10 : 3, perOpReps: full ? 1000 : 200,
