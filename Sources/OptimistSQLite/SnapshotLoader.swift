@@ -38,7 +38,7 @@ enum SnapshotLoader {
             rows.append((record, try mutations.withBytes(1) { Array($0) }))
         }
         let decoded = parallelMap(rows) { row in
-            row.ops.withUnsafeBufferPointer { b in Result { () throws(OptimistError) in try Self.ops(b, row.record.id) } }
+            row.ops.withUnsafeBufferPointer { b in Result { () throws(OptimistError) in try StoredOps.decode(b, id: row.record.id) } }
         }
         snapshot.mutations.reserveCapacity(rows.count)
         for (row, ops) in zip(rows, decoded) {
@@ -66,17 +66,5 @@ enum SnapshotLoader {
 
     private static func object(_ bytes: UnsafeBufferPointer<UInt8>, _ what: String) throws(OptimistError) -> Record {
         do { return try JSONParser.parseObject(bytes) } catch { throw .corrupt("a stored \(what) is not a JSON object: \(error)") }
-    }
-
-    private static func ops(_ bytes: UnsafeBufferPointer<UInt8>, _ id: MutationID) throws(OptimistError) -> [Op] {
-        let value: JSON
-        do { value = try JSONParser.parse(bytes) } catch { throw .corrupt("mutation \(id): ops are not JSON: \(error)") }
-        guard case .array(let items) = value, !items.isEmpty else { throw .corrupt("mutation \(id): ops are not a list") }
-        var ops = [Op]()
-        ops.reserveCapacity(items.count)
-        for item in items {
-            do { ops.append(try Op(json: item)) } catch { throw .corrupt("mutation \(id): \(error)") }
-        }
-        return ops
     }
 }

@@ -1,0 +1,140 @@
+import OptimistCore
+
+/// Decodes a mutation's stored ops.
+///
+/// The store writes ops with ``Op/encode(_:)``, canonical JSON whose layout is fixed: an array
+/// of objects with members in byte order (`coll`, `delta`, `field`, `key`, `op`, `value`).
+/// Reopening a store with many pending mutations is dominated by decoding them, so that exact
+/// layout is read directly (only a record value goes through the JSON parser), skipping the
+/// dictionary the generic parser would build for each op. Anything else (escapes in a name,
+/// another member order, a damaged row) takes the generic path, which also reports errors.
+enum StoredOps {
+    static func decode(_ b: UnsafeBufferPointer<UInt8>, id: MutationID) throws(OptimistError) -> [Op] {
+        var scanner = Scanner(bytes: b)
+        if let ops = scanner.ops(), !ops.isEmpty { return ops }
+        return try generic(b, id)
+    }
+
+    static func generic(_ b: UnsafeBufferPointer<UInt8>, _ id: MutationID) throws(OptimistError) -> [Op] {
+        let value: JSON
+        do { value = try JSONParser.parse(b) } catch { throw .corrupt("mutation \(id): ops are not JSON: \(error)") }
+        guard case .array(let items) = value, !items.isEmpty else { throw .corrupt("mutation \(id): ops are not a list") }
+        var ops = [Op]()
+        ops.reserveCapacity(items.count)
+        for item in items {
+            do { ops.append(try Op(json: item)) } catch { throw .corrupt("mutation \(id): \(error)") }
+        }
+        return ops
+    }
+
+    /// The fast path: returns nil as soon as the text is not exactly what `Op.encode` writes.
+    struct Scanner {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var i = 0
+
+        mutating func eat(_ c: UInt8) -> Bool {
+            guard i < bytes.count, bytes[i] == c else { return false }
+            i += 1
+            return true
+        }
+
+        /// `"name":`
+        mutating func member(_ name: StaticString) -> Bool {
+            let n = name.utf8CodeUnitCount
+            guard i + n + 3 <= bytes.count, bytes[i] == 0x22, bytes[i + n + 1] == 0x22, bytes[i + n + 2] == 0x3A else { return false }
+            let p = name.utf8Start
+            for k in 0..<n where bytes[i + 1 + k] != p[k] { return false }
+            i += n + 3
+            return true
+        }
+
+        /// A string without escapes (valid UTF-8), or nil.
+        mutating func string() -> String? {
+            guard eat(0x22) else { return nil }
+            let start = i
+            while i < bytes.count {
+                let c = bytes[i]
+                if c == 0x22 { break }
+                if c == 0x5C || c < 0x20 { return nil }
+                i += 1
+            }
+            guard i < bytes.count else { return nil }
+            let s = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+            i += 1
+            return s
+        }
+
+        mutating func number() -> Double? {
+            let start = i
+            while i < bytes.count, case let c = bytes[i],
+                  c == 0x2D || c == 0x2B || c == 0x2E || c == 0x65 || c == 0x45 || (c >= 0x30 && c <= 0x39) {
+                i += 1
+            }
+            guard i > start, let d = Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)),
+                  d.isFinite else { return nil }
+            return d
+        }
+
+        /// A JSON object's span, found by matching braces outside strings, parsed as a record.
+        mutating func object() -> Record? {
+            guard i < bytes.count, bytes[i] == 0x7B else { return nil }
+            let start = i
+            var depth = 0, inString = false
+            while i < bytes.count {
+                let c = bytes[i]
+                i += 1
+                if inString {
+                    if c == 0x5C { i += 1 } else if c == 0x22 { inString = false }
+                } else if c == 0x22 {
+                    inString = true
+                } else if c == 0x7B || c == 0x5B {
+                    depth += 1
+                } else if c == 0x7D || c == 0x5D {
+                    depth -= 1
+                    if depth == 0 { break }
+                }
+            }
+            guard depth == 0, i <= bytes.count else { return nil }
+            return try? JSONParser.parseObject(UnsafeBufferPointer(rebasing: bytes[start..<i]))
+        }
+
+        mutating func op() -> Op? {
+            guard eat(0x7B), member("coll"), let c = string(), eat(0x2C) else { return nil }
+            var delta: Double?, field: String?
+            if member("delta") {
+                guard let d = number(), eat(0x2C), member("field"), let f = string(), eat(0x2C) else { return nil }
+                delta = d
+                field = f
+            }
+            guard member("key"), let k = string(), eat(0x2C), member("op"), let kind = string() else { return nil }
+            let coll = Key(c), key = Key(k)
+            let op: Op
+            switch kind {
+            case "put", "patch":
+                guard delta == nil, eat(0x2C), member("value"), let v = object() else { return nil }
+                op = kind == "put" ? .put(collection: coll, key: key, value: v) : .patch(collection: coll, key: key, value: v)
+            case "delete":
+                guard delta == nil else { return nil }
+                op = .delete(collection: coll, key: key)
+            case "incr":
+                guard let delta, let field else { return nil }
+                op = .incr(collection: coll, key: key, field: Key(field), delta: delta)
+            default:
+                return nil
+            }
+            return eat(0x7D) ? op : nil
+        }
+
+        mutating func ops() -> [Op]? {
+            guard eat(0x5B) else { return nil }
+            var ops = [Op]()
+            while true {
+                guard let op = op() else { return nil }
+                ops.append(op)
+                if eat(0x2C) { continue }
+                guard eat(0x5D), i == bytes.count else { return nil }
+                return ops
+            }
+        }
+    }
+}
