@@ -109,6 +109,11 @@ final class BatchWriter {
 }
 
 extension BatchWriter {
+    /// Records a clean close (after the last batch was written): the next open need not skip ids.
+    func markClosed() throws(OptimistError) {
+        try connection.exec("PRAGMA synchronous = FULL; UPDATE meta SET closed_cleanly = 1 WHERE one = 1")
+    }
+
     /// Caps the file's size in pages (`nil`: SQLite's own maximum).
     func limitPages(_ pages: Int?) throws(OptimistError) {
         try connection.exec("PRAGMA max_page_count = \(pages ?? 4_294_967_294)")

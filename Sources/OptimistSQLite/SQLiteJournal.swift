@@ -36,7 +36,7 @@ public final class SQLiteJournal: JournalSink, @unchecked Sendable {
     public func close() throws(OptimistError) {
         guard let flushResult = state.beginClose() else { return }
         pthread_join(thread, nil)
-        state.finishClose()
+        state.finishClose(clean: flushResult.isSuccess)
         if case .failure(let e) = flushResult { throw e }
     }
 
@@ -50,6 +50,10 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+extension Result {
+    var isSuccess: Bool { if case .success = self { return true }; return false }
+}
 
 /// What the store's threads and the writer thread share, guarded by `monitor`.
 final class WriterState: @unchecked Sendable {
@@ -128,9 +132,11 @@ final class WriterState: @unchecked Sendable {
         return result
     }
 
-    /// After the writer thread ended: releases the statements and the file.
-    func finishClose() {
+    /// After the writer thread ended: marks the file closed cleanly when everything was
+    /// written, then releases the statements and the file.
+    func finishClose(clean: Bool) {
         monitor.locked { closed = true }
+        if clean { try? writer?.markClosed() }
         let connection = writer?.connection
         writer = nil
         connection?.close()

@@ -17,7 +17,8 @@ enum Schema {
         CREATE TABLE meta(
             one INTEGER PRIMARY KEY CHECK (one = 1),
             client_id TEXT NOT NULL,
-            next_mutation_id INTEGER NOT NULL);
+            next_mutation_id INTEGER NOT NULL,
+            closed_cleanly INTEGER NOT NULL DEFAULT 1);
         CREATE TABLE records(
             coll TEXT NOT NULL,
             key TEXT NOT NULL,

@@ -33,11 +33,36 @@ public enum SQLiteStoreFile {
                 throw OptimistError.io("\(path): cannot switch to WAL mode")
             }
             try c.exec("PRAGMA cache_size = -8000; PRAGMA temp_store = MEMORY")
+            try markOpen(c)
             let snapshot = try SnapshotLoader.load(c)
             let journal = try SQLiteJournal(writer: try BatchWriter(c))
             return (snapshot, journal)
         } catch {
             c.close()
+            throw error
+        }
+    }
+
+    /// Ids a store skips after it was not closed (killed, crashed, power lost).
+    ///
+    /// The store hands out a mutation id before the background writer has made it durable, so
+    /// an id may reach a server (through the outbox) and then be lost in a crash. Reusing it
+    /// would make the server drop a different mutation as a duplicate of it. After an unclean
+    /// end, the next id therefore jumps past every id the lost process can plausibly have
+    /// handed out without writing (more than a million mutations queued but unwritten).
+    public static let idGapAfterCrash: UInt64 = 1 << 20
+
+    /// Marks the file open (fsynced), first skipping ids when the last session did not close.
+    static func markOpen(_ c: Connection) throws(OptimistError) {
+        try c.exec("PRAGMA synchronous = FULL; BEGIN IMMEDIATE")
+        do throws(OptimistError) {
+            try c.exec("""
+                UPDATE meta SET next_mutation_id = next_mutation_id + \(idGapAfterCrash) WHERE one = 1 AND closed_cleanly = 0;
+                UPDATE meta SET closed_cleanly = 0 WHERE one = 1;
+                COMMIT
+                """)
+        } catch {
+            try? c.exec("ROLLBACK")
             throw error
         }
     }

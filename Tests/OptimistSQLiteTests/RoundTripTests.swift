@@ -1,5 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import Optimist
+import OptimistSQLite
 
 /// Everything a store keeps survives close and reopen.
 @Suite struct RoundTripTests {
@@ -147,6 +151,26 @@ import Optimist
             #expect(got == keys.dropLast().sorted())
             #expect(try s.get("k", "e\u{301}") == ["i": 2])
             #expect(try s.get("", "empty") == [:])
+        }
+    }
+
+    @Test func idsSkipAGapAfterAnUncleanEnd() throws {
+        let dir = TempDir()
+        let path = dir.file("gap.db")
+        let last = try withStore(path) { s throws in try s.mutate([.put(collection: "c", key: "k", value: [:])]) }
+        // A process that opens the file and is killed never closes it.
+        let child = try ChildProcess(crashChild: ["hold", path])
+        #expect(child.readLine(timeoutMs: 30_000) == "open")
+        child.kill(SIGKILL)
+        _ = child.wait()
+        let afterCrash = try withStore(path) { s throws in try s.mutate([.delete(collection: "c", key: "k")]) }
+        #expect(afterCrash == last + 1 + SQLiteStoreFile.idGapAfterCrash)
+        // A clean close skips nothing.
+        let afterClean = try withStore(path) { s throws in try s.mutate([.delete(collection: "c", key: "k")]) }
+        #expect(afterClean == afterCrash + 1)
+        try withStore(path) { s throws in
+            #expect(try s.status(afterCrash) == .pending)
+            #expect(throws: OptimistError.notFound("no mutation \(last + 1)")) { try s.status(last + 1) }
         }
     }
 
