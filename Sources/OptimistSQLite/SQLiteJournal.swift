@@ -1,4 +1,9 @@
 import OptimistCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The journal sink of a file-backed store: queues what the store appends and has a
 /// background thread write it to SQLite in batches, one transaction per batch (group commit).
@@ -45,12 +50,6 @@ public final class SQLiteJournal: JournalSink, @unchecked Sendable {
     public func limitPages(_ pages: Int?) { state.limitPages(pages) }
 }
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 extension Result {
     var isSuccess: Bool { if case .success = self { return true }; return false }
 }
@@ -69,6 +68,7 @@ final class WriterState: @unchecked Sendable {
     private var unreported: OptimistError?
     private var stalled = false
     private var retryNow = false
+    private var closing = false
     private var stopping = false
     private var closed = false
     private var pageLimit: Int?? = nil
@@ -120,9 +120,13 @@ final class WriterState: @unchecked Sendable {
         }
     }
 
-    /// Flushes and tells the writer to stop; nil when already closed.
+    /// Flushes and tells the writer to stop; nil when another close got here first.
     func beginClose() -> Result<Void, OptimistError>? {
-        if monitor.locked({ closed || stopping }) { return nil }
+        let claimed = monitor.locked { () -> Bool in
+            defer { closing = true }
+            return !closing
+        }
+        guard claimed else { return nil }
         let result: Result<Void, OptimistError>
         do throws(OptimistError) { try flush(); result = .success(()) } catch { result = .failure(error) }
         monitor.locked {

@@ -32,7 +32,8 @@ public enum SQLiteStoreFile {
             guard try c.scalarText("PRAGMA journal_mode = WAL")?.lowercased() == "wal" else {
                 throw OptimistError.io("\(path): cannot switch to WAL mode")
             }
-            try c.exec("PRAGMA cache_size = -8000; PRAGMA temp_store = MEMORY")
+            // A big batch grows the WAL; after its checkpoint the file is cut back to 8 MB.
+            try c.exec("PRAGMA cache_size = -8000; PRAGMA temp_store = MEMORY; PRAGMA journal_size_limit = 8388608")
             try markOpen(c)
             let snapshot = try SnapshotLoader.load(c)
             let journal = try SQLiteJournal(writer: try BatchWriter(c))
