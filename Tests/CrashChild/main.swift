@@ -14,6 +14,8 @@ import OptimistSQLite
 ///     optimist-crash-child dump PATH              opens a store file and prints
 ///                                                 "MAXID FINGERPRINT" of its state
 ///     optimist-crash-child hold PATH              opens a store file, prints "open", waits
+///     optimist-crash-child burst PATH N           N mutates, flush, "flushed N", then N more
+///                                                 (big unflushed batches), "queued 2N", waits
 ///     optimist-crash-child reopen PATH            times opening a store file
 ///     optimist-crash-child bench PATH N           times N mutates + one flush, N x (mutate +
 ///                                                 flush) for N/100, and a reopen with N pending
@@ -88,6 +90,20 @@ case "hold":
     do { held = try Store.open(path: args[2]) } catch { say("error \(error.code)"); exit(0) }
     say("open")
     withExtendedLifetime(held) { while true { pause() } }
+case "burst":
+    guard args.count == 4, let n = Int(args[3]) else { fatal("burst PATH N") }
+    do {
+        let s = try Store.open(path: args[2])
+        for i in 0..<n { try s.mutate([.put(collection: "burst", key: Key("a\(i)"), value: ["i": .number(Double(i))])]) }
+        try s.flush()
+        say("flushed \(n)")
+        for i in 0..<n {
+            try s.mutate([.put(collection: "burst", key: Key("b\(i)"), value: ["i": .number(Double(i))]),
+                          .incr(collection: "burst", key: "count", field: "n", delta: 1)])
+        }
+        say("queued \(2 * n)")
+        withExtendedLifetime(s) { while true { pause() } }
+    } catch { fatal("burst: \(error)") }
 case "reopen":
     do {
         let t = nowMs()
