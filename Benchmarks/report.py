@@ -259,6 +259,11 @@ def markdown(data: dict, mode: str, seconds: str, has_plot: bool) -> str:
             per = b["mutate_phase_median_us"] / 10_000
             out.append(f"| of which the 10k mutates alone (before the flush), per mutate | {fmt_us(per)} | – | – | "
                        f"{1e6 / per:,.0f} mutations/s |")
+        mb = sw.get("burst_10k_memory")
+        if mb:
+            per = mb["median_us"] / 10_000
+            out.append(f"| the same 10k mutates on an in-memory store, per mutate | {fmt_us(per)} | – | – | "
+                       f"{1e6 / per:,.0f} mutations/s |")
         if p:
             out.append(f"| mutate + flush, per op | {fmt_us(p['median_us'])} | {fmt_us(p['p99_us'])} | "
                        f"{fmt_us(p['min_us'])}–{fmt_us(p['max_us'])} | {p['ops_per_s']:,.0f} mutations/s |")

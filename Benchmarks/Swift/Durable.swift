@@ -39,6 +39,19 @@ enum DurableBench {
         emit([("section", .str("durable")), ("host", .str("swift")), ("kind", .str("batch_10k_then_flush")),
               ("ops_per_s", .num(10_000 / (sb.median / 1e6))),
               ("mutate_phase_median_us", .num(Summary(ns: mutateOnly).median))] + sb.fields)
+        // The same 10k-mutate bursts on an in-memory store: what the file-backed store adds.
+        do {
+            let mem = Store()
+            var burst = [UInt64]()
+            var mseq = 0
+            for rep in 0..<(batchReps + 1) {
+                let t = try timeNs { for _ in 0..<10_000 { try mem.mutate(op(mseq, "b")); mseq += 1 } }
+                if rep > 0 { burst.append(t) }
+            }
+            let sm = Summary(ns: burst)
+            emit([("section", .str("durable")), ("host", .str("swift")), ("kind", .str("burst_10k_memory")),
+                  ("ops_per_s", .num(10_000 / (sm.median / 1e6)))] + sm.fields)
+        }
         // mutate + flush per op.
         var perOp = [UInt64]()
         for rep in 0..<(perOpReps + perOpReps / 10) {
