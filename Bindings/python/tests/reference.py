@@ -1,0 +1,208 @@
+"""A small pure-Python reference implementation of CONTRACT §1, written from the contract
+(not from the library), for the stateful test.
+
+It keeps the confirmed dict ``C`` and the list of not-yet-ended mutations ``P`` and computes
+the visible state from scratch every time, as ``V = fold(P, C)`` with the re-application rule
+(an op that no longer applies is skipped in ``V``). No incremental bookkeeping: it is slow and
+obviously right, which is the point.
+"""
+
+import copy
+import math
+from typing import Any, Dict, List, Optional, Tuple
+
+Addr = Tuple[str, str]
+Record = Dict[str, Any]
+
+
+class Invalid(Exception):
+    """An op that cannot apply (strict evaluation)."""
+
+
+class Code(Exception):
+    """A result code the binding must raise (NOTFOUND, STATE, DUPLICATE ...)."""
+
+    def __init__(self, code: str, existing: Optional[int] = None) -> None:
+        super().__init__(code)
+        self.code = code
+        self.existing = existing
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7396."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            result.pop(k, None)
+        else:
+            result[k] = merge_patch(result.get(k), v)
+    return result
+
+
+def apply_op(op: Dict[str, Any], current: Optional[Record]) -> Optional[Record]:
+    """One op (wire form) on a record; raises Invalid when it cannot apply."""
+    kind = op["op"]
+    if kind == "put":
+        return copy.deepcopy(op["value"])
+    if kind == "patch":
+        return merge_patch(current or {}, op["value"])
+    if kind == "delete":
+        return None
+    if kind == "incr":
+        rec = dict(current or {})
+        old = rec.get(op["field"], 0)
+        if not is_number(old):
+            raise Invalid(op)
+        new = old + op["delta"]
+        if not math.isfinite(new):
+            raise Invalid(op)
+        rec[op["field"]] = new
+        return rec
+    raise ValueError(kind)
+
+
+def evaluate(ops: List[Dict[str, Any]], base: Dict[Addr, Record], skip: bool) -> Dict[Addr, Optional[Record]]:
+    """The records ``ops`` produce on ``base``, all or nothing (``skip``: failing ops are
+    skipped instead, the re-application rule)."""
+    out: Dict[Addr, Optional[Record]] = {}
+    for op in ops:
+        a = (op["coll"], op["key"])
+        cur = out[a] if a in out else base.get(a)
+        try:
+            out[a] = apply_op(op, cur)
+        except Invalid:
+            if not skip:
+                raise
+            out[a] = cur
+    return out
+
+
+def write(records: Dict[Addr, Optional[Record]], into: Dict[Addr, Record]) -> None:
+    for a, v in records.items():
+        if v is None:
+            into.pop(a, None)
+        else:
+            into[a] = v
+
+
+class Mutation:
+    def __init__(self, mid: int, ops: List[Dict[str, Any]], dedupe: Optional[str], policy: str) -> None:
+        self.id = mid
+        self.ops = ops
+        self.dedupe = dedupe
+        self.policy = policy
+        self.status = "pending"
+        self.attempts = 0
+
+
+class Reference:
+    """The model. Ids are not predicted: the caller passes the id the store returned."""
+
+    def __init__(self, max_attempts: int) -> None:
+        self.C: Dict[Addr, Record] = {}
+        self.P: List[Mutation] = []
+        self.ended: Dict[int, str] = {}
+        self.max_attempts = max_attempts
+
+    # Derived state ------------------------------------------------------------------
+
+    def visible(self) -> Dict[Addr, Record]:
+        V = copy.deepcopy(self.C)
+        for m in self.P:
+            write(evaluate(m.ops, V, skip=True), V)
+        return V
+
+    def pending_flag(self, a: Addr) -> bool:
+        return any((op["coll"], op["key"]) == a for m in self.P for op in m.ops)
+
+    def live(self, mid: int) -> Mutation:
+        for m in self.P:
+            if m.id == mid:
+                return m
+        if mid in self.ended:
+            raise Code("STATE")
+        raise Code("NOTFOUND")
+
+    def status(self, mid: int) -> str:
+        if mid in self.ended:
+            return self.ended[mid]
+        return self.live(mid).status
+
+    def _end(self, m: Mutation, status: str) -> None:
+        self.P.remove(m)
+        self.ended[m.id] = status
+
+    # Calls ----------------------------------------------------------------------------
+
+    def check_mutate(self, ops: List[Dict[str, Any]], dedupe: Optional[str]) -> None:
+        """Raises what mutate must raise, without changing anything."""
+        if dedupe is not None:
+            for m in self.P:
+                if m.dedupe == dedupe:
+                    raise Code("DUPLICATE", m.id)
+        try:
+            evaluate(ops, self.visible(), skip=False)
+        except Invalid:
+            raise Code("INVALID") from None
+
+    def mutate(self, mid: int, ops: List[Dict[str, Any]], dedupe: Optional[str], policy: str) -> None:
+        assert all(mid > m.id for m in self.P) and all(mid > i for i in self.ended)
+        self.P.append(Mutation(mid, ops, dedupe, policy))
+
+    def commit(self, mid: int, server_ops: Optional[List[Dict[str, Any]]]) -> None:
+        m = self.live(mid)
+        if server_ops is None:
+            records = evaluate(m.ops, self.C, skip=True)
+        else:
+            try:
+                records = evaluate(server_ops, self.C, skip=False)
+            except Invalid:
+                raise Code("INVALID") from None
+        write(records, self.C)
+        self._end(m, "committed")
+
+    def rollback(self, mid: int) -> None:
+        self._end(self.live(mid), "rolled_back")
+
+    def server_apply(self, ops: List[Dict[str, Any]]) -> None:
+        try:
+            records = evaluate(ops, self.C, skip=False)
+        except Invalid:
+            raise Code("INVALID") from None
+        write(records, self.C)
+
+    def outbox_next(self) -> Optional[Mutation]:
+        """With a clock far past every backoff: the oldest pending mutation."""
+        for m in self.P:
+            if m.status == "pending":
+                m.status = "inflight"
+                m.attempts += 1
+                return m
+        return None
+
+    def fail(self, mid: int, transient: bool) -> None:
+        m = self.live(mid)
+        if m.status == "pending":
+            m.attempts += 1  # sent without the outbox: still an attempt
+        elif m.status != "inflight":
+            raise Code("STATE")
+        if transient and m.attempts < self.max_attempts:
+            m.status = "pending"
+        elif m.policy == "rollback":
+            self._end(m, "rolled_back")
+        else:
+            m.status = "failed"
+
+    def retry(self, mid: int) -> None:
+        m = self.live(mid)
+        if m.status == "failed":
+            m.attempts = 0
+        elif m.status != "pending":
+            raise Code("STATE")
+        m.status = "pending"
