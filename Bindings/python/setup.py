@@ -41,9 +41,11 @@ class BuildPyBundlingLibrary(build_py):
 
     def run(self):
         super().run()
+        dest = Path(self.build_lib) / "optimist" / "_lib"
+        if dest.exists():
+            shutil.rmtree(dest)  # never ship a copy left over from an earlier build
         if LIBRARY is not None:
-            dest = Path(self.build_lib) / "optimist" / "_lib"
-            dest.mkdir(parents=True, exist_ok=True)
+            dest.mkdir(parents=True)
             shutil.copy2(LIBRARY, dest / NAME)
             print(f"optimist: bundled {LIBRARY}", file=sys.stderr)
         else:
