@@ -10,7 +10,7 @@ extension Engine {
         live[id] = m
         for (c, key, value) in results {
             noteTouch(c, key)
-            c.chains[key, default: []].append(id)
+            c.chains[key, default: PendingChain()].append(id)
             setVisible(c, key, value)
         }
         due.append(id)
@@ -28,9 +28,9 @@ extension Engine {
         for a in m.touched {
             let c = collection(a.collection)
             noteTouch(c, a.key)
-            if var chain = c.chains.removeValue(forKey: a.key) {
-                if let i = chain.firstIndex(of: id) { chain.remove(at: i) }
-                if !chain.isEmpty { c.chains[a.key] = chain }
+            if let i = c.chains.index(forKey: a.key) {
+                c.chains.values[i].remove(id)
+                if c.chains.values[i].isEmpty { c.chains.remove(at: i) }
             }
         }
         ended.insert(id, status)

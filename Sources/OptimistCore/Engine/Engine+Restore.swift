@@ -43,7 +43,7 @@ extension Engine {
             let m = LiveMutation(record: r)
             live[r.id] = m
             for a in m.touched {
-                collection(a.collection).chains[a.key, default: []].append(r.id)
+                collection(a.collection).chains[a.key, default: PendingChain()].append(r.id)
             }
             if let results = try? evaluate(r.ops, on: { c, k in c.visible[k] }, skipFailing: true) {
                 for (c, key, value) in results { setVisible(c, key, value) }

@@ -5,7 +5,7 @@ final class CollectionState {
     let name: Key
     var confirmed: [Key: Record] = [:]
     var visible: [Key: Record] = [:]
-    var chains: [Key: [MutationID]] = [:]
+    var chains: [Key: PendingChain] = [:]
     var index = SortedKeyIndex()
     var views: [ViewState] = []
 

@@ -78,9 +78,11 @@ public struct JSONParser {
     mutating func object(depth: Int) throws(Failure) -> JSON {
         if depth > Self.maxDepth { throw fail("nesting too deep") }
         i += 1
-        var members = [Key: JSON]()
+        // Members are gathered first so the dictionary is built once at its final size
+        // (growing it member by member rehashes it several times: most of a parse's cost).
+        var pairs = [(Key, JSON)]()
         skipSpace()
-        if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+        if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; return .object([:]) }
         while true {
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
@@ -89,11 +91,16 @@ public struct JSONParser {
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1
             skipSpace()
-            members[Key(name)] = try value(depth: depth)
+            pairs.append((Key(name), try value(depth: depth)))
             skipSpace()
             guard i < bytes.count else { throw fail("unexpected end of input") }
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+            if bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                var members = [Key: JSON](minimumCapacity: pairs.count)
+                for (k, v) in pairs { members[k] = v }  // a repeated name: the last one wins
+                return .object(members)
+            }
             throw fail("expected ',' or '}'")
         }
     }

@@ -30,6 +30,15 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
 
     @inlinable public func hash(into hasher: inout Hasher) { hasher.combine(bytesHash) }
 
+    /// Dictionaries hash keys on every lookup; the cached hash only needs a cheap seeded mix
+    /// (murmur3's finalizer), not a full SipHash round.
+    @inlinable public func _rawHashValue(seed: Int) -> Int {
+        var x = bytesHash ^ UInt64(bitPattern: Int64(seed))
+        x = (x ^ (x >> 33)) &* 0xff51_afd7_ed55_8ccd
+        x = (x ^ (x >> 33)) &* 0xc4ce_b9fe_1a85_ec53
+        return Int(truncatingIfNeeded: x ^ (x >> 33))
+    }
+
     @inlinable public static func < (a: Key, b: Key) -> Bool { compareBytes(a.string, b.string) < 0 }
 
     /// Whether this key's bytes start with `prefix`'s bytes.
