@@ -34,7 +34,7 @@ from ctypes import (
 )
 from typing import Any, Dict, List, Optional, Tuple
 
-from ._loader import LibraryNotFoundError, load_library
+from ._loader import load_library
 
 __all__ = [
     "OK", "ERROR", "MISUSE", "NOTFOUND", "STATE", "INVALID", "DUPLICATE", "IO", "CORRUPT", "BUSY",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 import json
 import math
-from typing import Any, Dict, Iterable, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union
 
 from . import _ffi
 from ._error import InvalidError
@@ -50,13 +50,14 @@ class Op:
     value: Optional[Dict[str, Any]]
     field: Optional[str]
     delta: Optional[float]
+    _args: Tuple[Any, ...]
 
     def __init__(self, kind: str, collection: str, key: str, value: Optional[Mapping[str, Any]] = None,
                  field: Optional[str] = None, delta: Optional[float] = None) -> None:
         coll_b = cstr(collection, "collection")
         key_b = cstr(key, "key")
         if kind in ("put", "patch"):
-            args: tuple = (coll_b, key_b, _encode_record(value, "value"))  # type: ignore[arg-type]
+            args: Tuple[Any, ...] = (coll_b, key_b, _encode_record(value, "value"))  # type: ignore[arg-type]
             value = dict(value)  # type: ignore[arg-type]
         elif kind == "delete":
             args = (coll_b, key_b)

@@ -163,7 +163,7 @@ class Store:
             InvalidError: an op cannot apply (e.g. ``incr`` of a string); nothing changed.
             DuplicateError: ``dedupe_key`` is held; ``.existing_id`` is the holder.
         """
-        pol = _POLICIES.get(policy)  # type: ignore[arg-type]
+        pol = _POLICIES.get(policy)
         if pol is None:
             raise MisuseError(f"policy must be 'rollback' or 'keep', not {policy!r}")
         dk = None if dedupe_key is None else cstr(dedupe_key, "dedupe_key")
@@ -223,7 +223,8 @@ class Store:
             if rc == _NOTFOUND:
                 return None
             raise_for(rc)
-        return _loads(_take(out))
+        value: Record = _loads(_take(out))
+        return value
 
     def confirmed(self, coll: str, key: str) -> Optional[Record]:
         """The confirmed record (what the authority acknowledged), or None."""
@@ -233,7 +234,8 @@ class Store:
             if rc == _NOTFOUND:
                 return None
             raise_for(rc)
-        return _loads(_take(out))
+        value: Record = _loads(_take(out))
+        return value
 
     def is_pending(self, coll: str, key: str) -> bool:
         """Whether a pending, inflight or failed mutation touches the record."""
