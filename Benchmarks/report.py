@@ -154,8 +154,8 @@ def markdown(data: dict, mode: str, seconds: str, has_plot: bool) -> str:
             f"- Kernel {m['kernel']}, {m['os']}",
             f"- Load average (1/5/15 min) before the run: {m['loadavg_before']}; after: {m['loadavg_after']}. "
             "The machine is shared (other builds and tests run beside the benchmark), so absolute figures "
-            "are noisy; each host's two flows run back to back in the same process, so ratios are fairer "
-            "than absolute times.",
+            "are noisy (repeated runs differ by up to 2× at n = 1k); each host's two flows run interleaved "
+            "in the same process, so ratios are fairer than absolute times.",
             f"- SQLite {m['sqlite']} (system library, used by all three hosts), {m['swift']}, "
             f"{m['cc']}, Python {m['python']}; commit {m['git_commit']}", ""]
     out += ["## Method", "",
@@ -172,8 +172,11 @@ def markdown(data: dict, mode: str, seconds: str, has_plot: bool) -> str:
             "key prefix (`view_get`). C goes through `liboptimist` (building the batch, i.e. JSON "
             "parsing, is inside the timing), Swift through the Swift API, Python through the "
             "`optimist` package (ctypes).",
-            "- After each timed tap an untimed undo (`DELETE` / `rollback`) keeps `n` constant. The "
-            "two flows must agree on the count, or the run fails.",
+            "- Per host and n, both flows are open side by side and run interleaved: warm-up taps of "
+            "both, then 10 rounds of (a tenth of the reload taps, a tenth of the optimistic taps), so a "
+            "change in the shared machine's load hits both sides alike. After each timed tap an untimed "
+            "undo (`DELETE` / `rollback`) keeps `n` constant. The two flows must agree on the count, or "
+            "the run fails.",
             "- Every measurement: warm-up repetitions first (discarded), then many timed repetitions, "
             "each timed alone with the monotonic clock (`clock_gettime(CLOCK_MONOTONIC)` in C and "
             "Swift, `time.perf_counter_ns` in Python). Reported: median, p99, and the spread as "

@@ -131,38 +131,50 @@ def open_logs(optimist, path: str, n: int):
     return store, file_backed
 
 
+BLOCKS = 10
+
+
 def reload_vs_optimistic(n: int, full: bool, workdir: str, optimist) -> None:
-    reload_reps = max(5, min(600, 3_000_000 // n)) if full else max(20, min(500, 2_000_000 // n))
-    warm = max(2, reload_reps // 10)
+    """Both flows open side by side: warm-up taps of both, then BLOCKS rounds of some reload taps
+    followed by some optimistic taps, so a change in the shared machine's load hits both alike.
+    Each tap is followed by an untimed undo so every tap sees the same n."""
+    reload_reps = (max(5, min(600, 3_000_000 // n)) if full else max(20, min(500, 2_000_000 // n)))
+    reload_reps = max(BLOCKS, reload_reps // BLOCKS * BLOCKS)
+    opt_reps = 10_000 if full else 5000
     print(f"python reload/optimistic n={n}", file=sys.stderr)
     r = Reload(f"{workdir}/reload-py-{n}.db", n)
+    store = file_backed = None
+    if optimist is not None:
+        store, file_backed = open_logs(optimist, f"{workdir}/opt-py-{n}.optimist", n)
     clock = time.perf_counter_ns
-    rs, count = [], 0
-    for s in range(reload_reps + warm):
-        t0 = clock()
-        count = r.tap(s)
-        t = clock() - t0
-        r.undo(s)
-        if s >= warm:
-            rs.append(t)
+    rs, os_, count, value, rseq, oseq = [], [], 0, 0.0, 0, 0
+    for block in range(-1, BLOCKS):  # block -1: warm-up, discarded
+        for _ in range(max(2, reload_reps // 10) if block < 0 else reload_reps // BLOCKS):
+            t0 = clock()
+            count = r.tap(rseq)
+            t = clock() - t0
+            r.undo(rseq)
+            rseq += 1
+            if block >= 0:
+                rs.append(t)
+        if store is None:
+            continue
+        put = optimist.put
+        for _ in range(opt_reps // 10 if block < 0 else opt_reps // BLOCKS):
+            t0 = clock()
+            key, day, habit = tap_log(oseq, n)
+            mid = store.mutate([put("logs", key, record(day, habit, oseq))])
+            value = store.view_get("today")
+            t = clock() - t0
+            store.rollback(mid)
+            oseq += 1
+            if block >= 0:
+                os_.append(t)
     r.close()
     emit({"section": "reload_vs_optimistic", "host": "python", "kind": "reload", "n": n, "store": "sqlite",
           "today_count": count, **summary(rs)})
-    if optimist is None:
+    if store is None:
         return
-    store, file_backed = open_logs(optimist, f"{workdir}/opt-py-{n}.optimist", n)
-    reps = 10_000 if full else 5000
-    os_, value = [], 0.0
-    put = optimist.put
-    for s in range(reps + reps // 10):
-        t0 = clock()
-        key, day, habit = tap_log(s, n)
-        mid = store.mutate([put("logs", key, record(day, habit, s))])
-        value = store.view_get("today")
-        t = clock() - t0
-        store.rollback(mid)
-        if s >= reps // 10:
-            os_.append(t)
     store.close()
     if int(value) != count:
         sys.exit(f"python: reload counted {count}, the view says {value}")

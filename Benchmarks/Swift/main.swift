@@ -26,30 +26,34 @@ struct Config {
     }
 }
 
-/// Reload against optimistic for one n: both flows, warm-up first, then timed taps, each
-/// followed by an untimed undo so every tap sees the same n.
+/// Reload against optimistic for one n: both flows open side by side, warm-up taps of both
+/// first, then `blocks` rounds of some reload taps followed by some optimistic taps, so a change
+/// in the shared machine's load hits both alike. Each tap is followed by an untimed undo so
+/// every tap sees the same n.
 func reloadVsOptimistic(n: Int, full: Bool, dir: String) throws {
-    let reloadReps = full ? max(10, min(600, 3_000_000 / n)) : max(20, min(500, 2_000_000 / n))
+    let blocks = 10
+    let reloadReps = (full ? max(10, min(600, 3_000_000 / n)) : max(20, min(500, 2_000_000 / n))) / blocks * blocks
     let optReps = full ? 10_000 : 5000
     note("swift reload/optimistic n=\(n): \(reloadReps) reload reps, \(optReps) optimistic reps")
 
     let reload = SQLiteReload(path: "\(dir)/reload-swift-\(n).db", n: n)
-    var rs = [UInt64]()
-    var reloadCount = 0
-    for s in 0..<(reloadReps + max(2, reloadReps / 10)) {
-        let t = timeNs { reloadCount = reload.tap(s) }
-        reload.undo(s)
-        if s >= max(2, reloadReps / 10) { rs.append(t) }
-    }
-
     let opt = try OptimisticFlow(path: "\(dir)/opt-swift-\(n).optimist", n: n)
-    var os = [UInt64]()
-    var viewCount = 0.0
-    for s in 0..<(optReps + optReps / 10) {
-        var id: MutationID = 0
-        let t = try timeNs { (id, viewCount) = try opt.tap(s) }
-        try opt.undo(id)
-        if s >= optReps / 10 { os.append(t) }
+    var rs = [UInt64](), os = [UInt64]()
+    var reloadCount = 0, viewCount = 0.0, rseq = 0, oseq = 0
+    for block in -1..<blocks {  // block -1: warm-up, discarded
+        for _ in 0..<(block < 0 ? max(2, reloadReps / 10) : reloadReps / blocks) {
+            let t = timeNs { reloadCount = reload.tap(rseq) }
+            reload.undo(rseq)
+            rseq += 1
+            if block >= 0 { rs.append(t) }
+        }
+        for _ in 0..<(block < 0 ? optReps / 10 : optReps / blocks) {
+            var id: MutationID = 0
+            let t = try timeNs { (id, viewCount) = try opt.tap(oseq) }
+            try opt.undo(id)
+            oseq += 1
+            if block >= 0 { os.append(t) }
+        }
     }
     try opt.close()
     precondition(Double(reloadCount) == viewCount, "reload counted \(reloadCount), the view says \(viewCount)")
