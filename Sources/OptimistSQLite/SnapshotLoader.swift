@@ -19,33 +19,40 @@ enum SnapshotLoader {
             snapshot.confirmed.append((Key(records.text(0) ?? ""), Key(records.text(1) ?? ""), value))
         }
 
-        // Rows first (SQLite is read by one thread), ops parsed afterwards, in parallel.
+        // Rows first (SQLite is read by one thread), their ops text copied into one buffer;
+        // ops parsed afterwards, in parallel.
         let mutations = try c.prepare("""
             SELECT id, ops, status, attempts, next_attempt_ms, dedupe_key, policy, last_error
             FROM mutations ORDER BY id
             """)
-        var rows = [(record: MutationRecord, ops: [UInt8])]()
+        var live = [MutationRecord]()
+        var text = [UInt8](), spans = [Range<Int>]()
         while try mutations.step() {
             let id = MutationID(bitPattern: mutations.int64(0))
             guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: mutations.int64(2))), status.isLive,
                   let policy = FailurePolicy(rawValue: Int32(truncatingIfNeeded: mutations.int64(6))) else {
                 throw .corrupt("mutation \(id) has an unknown status or policy")
             }
-            let record = MutationRecord(
+            live.append(MutationRecord(
                 id: id, ops: [], status: status, attempts: Int(mutations.int64(3)),
                 nextAttemptAt: mutations.int64(4), dedupeKey: mutations.text(5), policy: policy,
-                lastError: mutations.text(7))
-            rows.append((record, try mutations.withBytes(1) { Array($0) }))
+                lastError: mutations.text(7)))
+            let start = text.count
+            try mutations.withBytes(1) { text.append(contentsOf: $0) }
+            spans.append(start..<text.count)
         }
-        let decoded = parallelMap(rows) { row in
-            row.ops.withUnsafeBufferPointer { b in Result { () throws(OptimistError) in try StoredOps.decode(b, id: row.record.id) } }
+        // Immutable copies for the parsing threads (a captured `var` is boxed and checked
+        // for exclusive access on every read).
+        let ids = live.map(\.id), ranges = spans
+        let decoded = text.withUnsafeBufferPointer { all in
+            parallelMap(count: ids.count) { i in
+                Result { () throws(OptimistError) in
+                    try StoredOps.decode(UnsafeBufferPointer(rebasing: all[ranges[i]]), id: ids[i])
+                }
+            }
         }
-        snapshot.mutations.reserveCapacity(rows.count)
-        for (row, ops) in zip(rows, decoded) {
-            var record = row.record
-            record.ops = try ops.get()
-            snapshot.mutations.append(record)
-        }
+        for i in live.indices { live[i].ops = try decoded[i].get() }
+        snapshot.mutations = live
 
         let ended = try c.prepare("SELECT id, status FROM ended")
         while try ended.step() {

@@ -85,10 +85,10 @@ public enum SQLiteStoreFile {
     /// store and the `-wal` file SQLite makes beside it (which copies the main file's mode)
     /// are readable by their owner only. An existing file keeps its mode.
     static func createPrivately(_ path: String) throws(OptimistError) {
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let fd = createExclusively(path, mode: 0o600)
         if fd >= 0 {
             fchmod(fd, 0o600)
-            Glibc.close(fd)
+            closeFile(fd)
             return
         }
         let err = errno
@@ -96,3 +96,7 @@ public enum SQLiteStoreFile {
         throw .io("cannot create \(path): \(String(cString: strerror(err)))")
     }
 }
+
+// At file scope, so the names mean the C functions and not ``SQLiteStoreFile/open(path:)``.
+private func createExclusively(_ path: String, mode: mode_t) -> Int32 { open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode) }
+private func closeFile(_ fd: Int32) { _ = close(fd) }

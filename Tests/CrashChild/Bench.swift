@@ -9,6 +9,14 @@ func nowMs() -> Double {
     return Double(t.tv_sec) * 1000 + Double(t.tv_nsec) / 1e6
 }
 
+/// CPU time used by the whole process so far (all threads), in ms: unlike wall time, not
+/// inflated when other processes compete for the cores.
+func cpuMs() -> Double {
+    var u = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &u)
+    return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000 + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1000
+}
+
 /// The figures asked of file-backed stores: flushed mutations per second (batched and one by
 /// one) and the time to reopen a store with `count` pending mutations.
 func bench(path: String, count: Int) throws(OptimistError) {
