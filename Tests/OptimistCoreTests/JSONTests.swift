@@ -29,6 +29,23 @@ import Testing
         }
     }
 
+    @Test(arguments: [
+        [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80],
+        [0xE2, 0x82], [0x80], [0xC3], [0xF0, 0x9F, 0x98],
+    ] as [[UInt8]])
+    func utf8ValidatorRejectsMalformedSequences(_ bad: [UInt8]) {
+        #expect(!bad.withUnsafeBufferPointer(isValidUTF8))
+        #expect(throws: JSONParser.Failure.self) {
+            try ([0x22] + bad + [0x22]).withUnsafeBufferPointer { try JSONParser.parse($0) }
+        }
+    }
+
+    @Test func utf8ValidatorAcceptsEveryScalarLength() {
+        for text in ["a", "é", "€", "😀", "\u{7F}\u{80}\u{7FF}\u{800}\u{FFFF}\u{10000}\u{10FFFF}"] {
+            #expect(Array(text.utf8).withUnsafeBufferPointer(isValidUTF8), "\(text)")
+        }
+    }
+
     @Test func rejectsDeepNestingWithoutCrashing() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(deep) }

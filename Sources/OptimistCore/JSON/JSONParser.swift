@@ -80,7 +80,8 @@ public struct JSONParser {
         i += 1
         // Members are gathered first so the dictionary is built once at its final size
         // (growing it member by member rehashes it several times: most of a parse's cost).
-        var pairs = [(Key, JSON)]()
+        var pairs = [Member]()
+        pairs.reserveCapacity(8)
         skipSpace()
         if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; return .object([:]) }
         while true {
@@ -91,14 +92,14 @@ public struct JSONParser {
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1
             skipSpace()
-            pairs.append((Key(name), try value(depth: depth)))
+            pairs.append(Member(key: Key(name), value: try value(depth: depth)))
             skipSpace()
             guard i < bytes.count else { throw fail("unexpected end of input") }
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
             if bytes[i] == UInt8(ascii: "}") {
                 i += 1
                 var members = [Key: JSON](minimumCapacity: pairs.count)
-                for (k, v) in pairs { members[k] = v }  // a repeated name: the last one wins
+                for m in pairs { members[m.key] = m.value }  // a repeated name: the last one wins
                 return .object(members)
             }
             throw fail("expected ',' or '}'")
@@ -148,9 +149,9 @@ public struct JSONParser {
             let c = bytes[i]
             if c == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<i])
-                guard let s = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
+                guard isValidUTF8(slice) else { throw fail("invalid UTF-8 in string") }
                 i += 1
-                return s
+                return String(decoding: slice, as: UTF8.self)
             }
             if c == UInt8(ascii: "\\") { break }
             if c < 0x20 { throw fail("control character in string") }
@@ -161,8 +162,9 @@ public struct JSONParser {
             let c = bytes[i]
             if c == UInt8(ascii: "\"") {
                 i += 1
-                guard let s = String(validating: out, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
-                return s
+                let valid = out.withUnsafeBufferPointer(isValidUTF8)
+                guard valid else { throw fail("invalid UTF-8 in string") }
+                return String(decoding: out, as: UTF8.self)
             }
             if c < 0x20 { throw fail("control character in string") }
             if c != UInt8(ascii: "\\") { out.append(c); i += 1; continue }
@@ -239,5 +241,44 @@ public struct JSONParser {
         return d
     }
 
+    /// A struct, not a tuple: arrays of tuples look up their type metadata at run time.
+    struct Member {
+        var key: Key
+        var value: JSON
+    }
+
     @inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
+}
+
+/// Whether `b` is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF).
+/// Hand-written because the standard library's validating initializer is generic and slow.
+public func isValidUTF8(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    var i = 0
+    let n = b.count
+    while i < n {
+        let c = b[i]
+        if c < 0x80 { i += 1; continue }
+        let need: Int
+        var lo: UInt8 = 0x80, hi: UInt8 = 0xBF
+        switch c {
+        case 0xC2...0xDF: need = 1
+        case 0xE0: need = 2; lo = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: need = 2
+        case 0xED: need = 2; hi = 0x9F
+        case 0xF0: need = 3; lo = 0x90
+        case 0xF1...0xF3: need = 3
+        case 0xF4: need = 3; hi = 0x8F
+        default: return false
+        }
+        guard i + need < n else { return false }
+        let second = b[i + 1]
+        guard second >= lo && second <= hi else { return false }
+        var k = 2
+        while k <= need {
+            guard b[i + k] & 0xC0 == 0x80 else { return false }
+            k += 1
+        }
+        i += need + 1
+    }
+    return true
 }
