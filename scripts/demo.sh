@@ -40,30 +40,8 @@ command -v swift >/dev/null 2>&1 ||
     die "Swift is not installed (or not on PATH). Install a Swift 6 toolchain: https://www.swift.org/install/linux/"
 ok "swift: $(swift --version 2>/dev/null | head -n1)"
 
-missing=()
-have_deb() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-command -v cmake      >/dev/null 2>&1 || missing+=(cmake)
-command -v ninja      >/dev/null 2>&1 || missing+=(ninja-build)
-command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-command -v python3    >/dev/null 2>&1 || missing+=(python3)
-if command -v dpkg-query >/dev/null 2>&1; then
-    have_deb libffi-dev     || missing+=(libffi-dev)
-    have_deb libsqlite3-dev || missing+=(libsqlite3-dev)
-elif ! pkg-config --exists sqlite3 2>/dev/null; then
-    die "libsqlite3 headers are missing and this is not a Debian-like system: install them (and libffi) yourself"
-fi
-if [ "${#missing[@]}" -gt 0 ]; then
-    command -v apt-get >/dev/null 2>&1 || die "missing: ${missing[*]}; no apt-get here, please install them yourself"
-    SUDO=""
-    if [ "$(id -u)" -ne 0 ]; then
-        command -v sudo >/dev/null 2>&1 || die "missing: ${missing[*]}; not root and no sudo"
-        SUDO="sudo"
-    fi
-    CURRENT="installing ${missing[*]}"
-    echo "    installing: ${missing[*]}"
-    $SUDO apt-get update -q
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+CURRENT="installing what is missing"
+bash "$ROOT/scripts/install-deps.sh"
 # The Python package needs 3.9+ and nothing from PyPI (it is ctypes over liboptimist).
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))' ||
     die "python3 is $(python3 --version 2>&1); the optimist package needs Python 3.9 or newer"

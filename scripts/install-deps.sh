@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, only when missing, what building and testing Optimist needs on Debian/Ubuntu:
-# cmake, ninja-build, pkg-config, libffi-dev, libsqlite3-dev (one `apt-get update` first, with
-# sudo when not root). Swift itself must already be installed.
+# cmake, ninja-build, pkg-config, libffi-dev, libsqlite3-dev, python3 with venv (one
+# `apt-get update` first, with sudo when not root). Swift itself must already be installed.
+# Used by both README commands (scripts/demo.sh and scripts/test.sh).
 set -euo pipefail
 
 command -v swift >/dev/null 2>&1 || { echo "install-deps: Swift 6 is not on PATH (https://www.swift.org/install/linux/)" >&2; exit 1; }
@@ -11,6 +12,11 @@ missing=()
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
+# Debian's own python3 needs python3-venv for `python3 -m venv` (the test command makes one).
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    missing+=(python3-venv)
+fi
 if command -v dpkg-query >/dev/null 2>&1; then
     have_deb libffi-dev || missing+=(libffi-dev)
     have_deb libsqlite3-dev || missing+=(libsqlite3-dev)
