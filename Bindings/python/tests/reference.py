@@ -206,3 +206,12 @@ class Reference:
         elif m.status != "pending":
             raise Code("STATE")
         m.status = "pending"
+
+
+def reopened(ref: Reference) -> None:
+    """What a clean close and reopen does to the model: everything is kept, except that a
+    mutation handed to the sender (inflight) comes back pending, since its send may not have
+    happened."""
+    for m in ref.P:
+        if m.status == "inflight":
+            m.status = "pending"

@@ -7,6 +7,9 @@ two subscribers received (one batch per call at most, exactly the records whose 
 or pending flag changed, with the call's cause).
 """
 
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import hypothesis.strategies as st
@@ -14,7 +17,7 @@ from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 import optimist
-from reference import Code, Reference
+from reference import Code, Reference, reopened
 
 COLLS = ["a", "b"]
 KEYS = ["k1", "k2", "x", "\u00e9"]
@@ -50,9 +53,13 @@ def to_ops(wire: List[Dict[str, Any]]) -> List[optimist.Op]:
 
 
 class StoreVersusReference(RuleBasedStateMachine):
+    #: Where the store lives: None for memory (the file-backed variant sets a path).
+    def store_path(self) -> Optional[Path]:
+        return None
+
     def __init__(self) -> None:
         super().__init__()
-        self.store = optimist.Store()
+        self.store = optimist.Store(self.store_path())
         self.ref = Reference(MAX_ATTEMPTS)
         self.ids: List[int] = []
         self.all_batches: List[List[optimist.Change]] = []
@@ -61,6 +68,10 @@ class StoreVersusReference(RuleBasedStateMachine):
 
     @initialize()
     def setup(self) -> None:
+        self.configure()
+
+    def configure(self) -> None:
+        """Retry policy, views and subscriptions: set up again after a reopen."""
         self.store.set_retry_policy(MAX_ATTEMPTS, 10, 100)
         self.store.view_define("count_k", "a", "k", "count")
         self.store.view_define("sum_n", "a", "", "sum:n")
@@ -187,5 +198,32 @@ class StoreVersusReference(RuleBasedStateMachine):
         assert s.view_get("sum_n") == sum(n for n in numbers if isinstance(n, (int, float)) and not isinstance(n, bool))
 
 
+class FileStoreVersusReference(StoreVersusReference):
+    """The same, on a store file, with a rule that flushes, closes and reopens it: after the
+    reopen the store must equal the reference (durability of C, the pending list, statuses,
+    dedupe keys and policies)."""
+
+    def store_path(self) -> Optional[Path]:
+        self.dir = Path(tempfile.mkdtemp(prefix="optimist-stateful-"))
+        return self.dir / "store.db"
+
+    def teardown(self) -> None:
+        super().teardown()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    @rule()
+    def reopen(self) -> None:
+        path = self.store.path
+        self.store.flush()
+        self.store.close()
+        self.store = optimist.Store(path)
+        self.all_batches, self.b_batches = [], []
+        self.configure()
+        reopened(self.ref)
+        self.snapshot = self._observe_ref()
+
+
 StoreVersusReference.TestCase.settings = settings(max_examples=200, stateful_step_count=40, deadline=None)
 TestStoreVersusReference = StoreVersusReference.TestCase
+FileStoreVersusReference.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+TestFileStoreVersusReference = FileStoreVersusReference.TestCase
