@@ -3,6 +3,9 @@
 An :class:`Op` is an immutable value; a list of them is one mutation (or one server change).
 Arguments are checked and the record encoded to JSON when the op is made, so a bad value is
 reported where it was written, and a mutation built once can be sent many times cheaply.
+
+``Op`` is a tuple underneath because building one is on the hot path of every ``mutate``: a
+tuple is created in one step, where a class with guarded attributes costs a call per field.
 """
 
 from __future__ import annotations
@@ -10,28 +13,32 @@ from __future__ import annotations
 import ctypes
 import json
 import math
+from operator import itemgetter
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union
 
 from . import _ffi
 from ._error import InvalidError
 from ._util import check, cstr
 
-__all__ = ["Op", "put", "patch", "delete", "incr", "OpLike", "Batch"]
+__all__ = ["Op", "put", "patch", "delete", "incr", "OpLike", "make_batch", "free_batch"]
 
 _dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 
 
-def _encode_record(value: Mapping[str, Any], what: str) -> bytes:
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{what} must be a dict (a JSON object), not {type(value).__name__}")
+def _encode_record(value: Mapping[str, Any]) -> bytes:
+    """``value`` as JSON text in UTF-8. (JSON escapes control characters, so the text never
+    holds a NUL byte.)"""
+    if type(value) is not dict:
+        if not isinstance(value, Mapping):
+            raise TypeError(f"value must be a dict (a JSON object), not {type(value).__name__}")
+        value = dict(value)
     try:
-        text = _dumps(dict(value) if not isinstance(value, dict) else value)
-    except ValueError as e:  # NaN or infinity, or a circular reference
-        raise InvalidError(f"{what} is not valid JSON: {e}") from None
-    return cstr(text, what)
+        return _dumps(value).encode("utf-8")
+    except ValueError as e:  # NaN or infinity, a circular reference, or a lone surrogate
+        raise InvalidError(f"value is not valid JSON: {e}") from None
 
 
-class Op:
+class Op(Tuple[Any, ...]):
     """One operation of a mutation. Make them with :func:`put`, :func:`patch`,
     :func:`delete` and :func:`incr`.
 
@@ -42,23 +49,25 @@ class Op:
         field, delta: the numeric field and amount (``incr``); None otherwise.
     """
 
-    __slots__ = ("kind", "collection", "key", "value", "field", "delta", "_args")
+    __slots__ = ()
 
-    kind: str
-    collection: str
-    key: str
-    value: Optional[Dict[str, Any]]
-    field: Optional[str]
-    delta: Optional[float]
-    _args: Tuple[Any, ...]
+    kind: str = property(itemgetter(0), doc="The op: put, patch, delete or incr.")  # type: ignore[assignment]
+    collection: str = property(itemgetter(1), doc="The record's collection.")  # type: ignore[assignment]
+    key: str = property(itemgetter(2), doc="The record's key.")  # type: ignore[assignment]
+    value: Optional[Dict[str, Any]] = property(itemgetter(3), doc="The record or patch.")  # type: ignore[assignment]
+    field: Optional[str] = property(itemgetter(4), doc="incr's field.")  # type: ignore[assignment]
+    delta: Optional[float] = property(itemgetter(5), doc="incr's amount.")  # type: ignore[assignment]
+    #: The C arguments after the batch handle, encoded once.
+    c_args: Tuple[Any, ...] = property(itemgetter(6))  # type: ignore[assignment]
 
-    def __init__(self, kind: str, collection: str, key: str, value: Optional[Mapping[str, Any]] = None,
-                 field: Optional[str] = None, delta: Optional[float] = None) -> None:
+    def __new__(cls, kind: str, collection: str, key: str, value: Optional[Mapping[str, Any]] = None,
+                field: Optional[str] = None, delta: Optional[float] = None) -> "Op":
         coll_b = cstr(collection, "collection")
         key_b = cstr(key, "key")
-        if kind in ("put", "patch"):
-            args: Tuple[Any, ...] = (coll_b, key_b, _encode_record(value, "value"))  # type: ignore[arg-type]
-            value = dict(value)  # type: ignore[arg-type]
+        args: Tuple[Any, ...]
+        if kind == "put" or kind == "patch":
+            args = (coll_b, key_b, _encode_record(value))  # type: ignore[arg-type]
+            value = value if type(value) is dict else dict(value)  # type: ignore[arg-type]
         elif kind == "delete":
             args = (coll_b, key_b)
         elif kind == "incr":
@@ -74,26 +83,18 @@ class Op:
             args = (coll_b, key_b, cstr(field, "field"), d)  # type: ignore[arg-type]
         else:
             raise ValueError(f"unknown op kind {kind!r}")
-        object.__setattr__(self, "kind", kind)
-        object.__setattr__(self, "collection", collection)
-        object.__setattr__(self, "key", key)
-        object.__setattr__(self, "value", value)
-        object.__setattr__(self, "field", field)
-        object.__setattr__(self, "delta", delta)
-        object.__setattr__(self, "_args", args)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Op is immutable")
+        return tuple.__new__(cls, (kind, collection, key, value, field, delta, args))
 
     def to_dict(self) -> Dict[str, Any]:
         """The op's wire form, as ``outbox_next`` returns it:
         ``{"op": "put", "coll": C, "key": K, "value": {...}}`` and so on."""
-        d: Dict[str, Any] = {"op": self.kind, "coll": self.collection, "key": self.key}
-        if self.kind in ("put", "patch"):
-            d["value"] = self.value
-        elif self.kind == "incr":
-            d["field"] = self.field
-            d["delta"] = self.delta
+        kind = self[0]
+        d: Dict[str, Any] = {"op": kind, "coll": self[1], "key": self[2]}
+        if kind == "put" or kind == "patch":
+            d["value"] = self[3]
+        elif kind == "incr":
+            d["field"] = self[4]
+            d["delta"] = self[5]
         return d
 
     @classmethod
@@ -114,26 +115,30 @@ class Op:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Op) and self.to_dict() == other.to_dict()
 
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
     def __hash__(self) -> int:
-        return hash((self.kind, self.collection, self.key, self.field, self.delta))
+        return hash((self[0], self[1], self[2], self[4], self[5]))
 
     def __repr__(self) -> str:
-        if self.kind in ("put", "patch"):
-            return f"optimist.{self.kind}({self.collection!r}, {self.key!r}, {self.value!r})"
-        if self.kind == "delete":
-            return f"optimist.delete({self.collection!r}, {self.key!r})"
-        return f"optimist.incr({self.collection!r}, {self.key!r}, {self.field!r}, {self.delta!r})"
+        kind = self[0]
+        if kind in ("put", "patch"):
+            return f"optimist.{kind}({self[1]!r}, {self[2]!r}, {self[3]!r})"
+        if kind == "delete":
+            return f"optimist.delete({self[1]!r}, {self[2]!r})"
+        return f"optimist.incr({self[1]!r}, {self[2]!r}, {self[4]!r}, {self[5]!r})"
 
 
 def put(coll: str, key: str, value: Mapping[str, Any]) -> Op:
     """Replace the record ``coll/key`` with ``value`` (a dict)."""
-    return Op("put", coll, key, value=value)
+    return Op("put", coll, key, value)
 
 
 def patch(coll: str, key: str, value: Mapping[str, Any]) -> Op:
     """JSON merge patch (RFC 7396) ``value`` onto the record; a missing record counts as
     ``{}``, a ``None`` member removes that field."""
-    return Op("patch", coll, key, value=value)
+    return Op("patch", coll, key, value)
 
 
 def delete(coll: str, key: str) -> Op:
@@ -144,7 +149,7 @@ def delete(coll: str, key: str) -> Op:
 def incr(coll: str, key: str, field: str, delta: float) -> Op:
     """Add ``delta`` to the top-level numeric ``field``; a missing record or field counts
     as 0. Re-applies correctly on a new base when the server's value changes."""
-    return Op("incr", coll, key, field=field, delta=delta)
+    return Op("incr", coll, key, None, field, delta)
 
 
 #: What the store accepts as an op: an :class:`Op`, or its wire-form dict.
@@ -158,33 +163,29 @@ _ADD = {
     "incr": _lib.optimist_batch_incr,
 }
 _batch_new = _lib.optimist_batch_new
-_batch_free = _lib.optimist_batch_free
+#: Frees a batch made by :func:`make_batch`.
+free_batch = _lib.optimist_batch_free
+_byref = ctypes.byref
+_void_p = ctypes.c_void_p
 
 
-class Batch:
-    """A C ``optimist_batch`` holding ``ops``, freed on leaving the ``with`` block."""
-
-    __slots__ = ("handle",)
-
-    def __init__(self, ops: Iterable[OpLike]) -> None:
-        if isinstance(ops, (Op, Mapping, str, bytes)):
-            raise TypeError("ops must be a list of ops, e.g. [optimist.put(...)]")
-        h = ctypes.c_void_p()
-        check(_batch_new(ctypes.byref(h)))
-        self.handle = h
-        try:
-            for op in ops:
-                if not isinstance(op, Op):
-                    if not isinstance(op, Mapping):
-                        raise TypeError(f"expected an optimist op, not {type(op).__name__}")
-                    op = Op.from_dict(op)
-                check(_ADD[op.kind](h, *op._args))
-        except BaseException:
-            _batch_free(h)
-            raise
-
-    def __enter__(self) -> ctypes.c_void_p:
-        return self.handle
-
-    def __exit__(self, *exc: object) -> None:
-        _batch_free(self.handle)
+def make_batch(ops: Iterable[OpLike]) -> ctypes.c_void_p:
+    """A new C ``optimist_batch`` holding ``ops``; the caller frees it with
+    :func:`free_batch` (in a ``finally``)."""
+    if isinstance(ops, (Op, Mapping, str, bytes)):
+        raise TypeError("ops must be a list of ops, e.g. [optimist.put(...)]")
+    h = _void_p()
+    check(_batch_new(_byref(h)))
+    try:
+        for op in ops:
+            if not isinstance(op, Op):
+                if not isinstance(op, Mapping):
+                    raise TypeError(f"expected an optimist op, not {type(op).__name__}")
+                op = Op.from_dict(op)
+            rc = _ADD[op[0]](h, *op[6])
+            if rc:
+                check(rc)
+    except BaseException:
+        free_batch(h)
+        raise
+    return h

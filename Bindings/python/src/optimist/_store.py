@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _ffi
 from ._error import MisuseError
-from ._ops import Batch, OpLike
+from ._ops import OpLike, free_batch, make_batch
 from ._subscriptions import TRAMPOLINE, Callback, Subscription, call_changing, register, unregister
 from ._util import check, cstr, i64, opt_cstr, raise_for, u64
 
@@ -168,11 +168,14 @@ class Store:
             raise MisuseError(f"policy must be 'rollback' or 'keep', not {policy!r}")
         dk = None if dedupe_key is None else cstr(dedupe_key, "dedupe_key")
         out = c_uint64()
-        with Batch(ops) as b:
+        b = make_batch(ops)
+        try:
             if pol == 0:
                 rc = call_changing("mutate", _mutate, self._h, b, dk, byref(out))
             else:
                 rc = call_changing("mutate", _mutate_with_policy, self._h, b, dk, pol, byref(out))
+        finally:
+            free_batch(b)
         if rc:
             raise_for(rc, out.value if rc == _DUPLICATE else 0)
         return out.value
@@ -189,8 +192,11 @@ class Store:
         if server_ops is None:
             rc = call_changing("commit", _commit, self._h, mid, None)
         else:
-            with Batch(server_ops) as b:
+            b = make_batch(server_ops)
+            try:
                 rc = call_changing("commit", _commit, self._h, mid, b)
+            finally:
+                free_batch(b)
         check(rc)
 
     def rollback(self, mid: int, reason: Optional[str] = None) -> None:
@@ -210,8 +216,11 @@ class Store:
         Raises:
             InvalidError: an op cannot apply to the confirmed state (nothing changed).
         """
-        with Batch(ops) as b:
+        b = make_batch(ops)
+        try:
             check(call_changing("server_apply", _server_apply, self._h, b))
+        finally:
+            free_batch(b)
 
     # Reads ------------------------------------------------------------------------------
 

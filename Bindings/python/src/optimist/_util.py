@@ -41,7 +41,7 @@ def cstr(s: str, what: str) -> bytes:
         TypeError: ``s`` is not a ``str``.
         InvalidError: ``s`` holds a NUL character or a lone surrogate (not valid UTF-8).
     """
-    if not isinstance(s, str):
+    if type(s) is not str and not isinstance(s, str):
         raise TypeError(f"{what} must be a str, not {type(s).__name__}")
     try:
         b = s.encode("utf-8")
