@@ -1,0 +1,109 @@
+"""The ctypes table in ``_ffi.SIGNATURES`` against ``Include/optimist.h``: the same functions
+with the same types, and the same constants, so the bindings cannot drift from the header."""
+
+import ctypes
+import re
+
+import pytest
+
+from optimist import _error, _ffi
+
+from conftest import ROOT
+
+HEADER = ROOT / "Include" / "optimist.h"
+
+C_TO_CTYPES = {
+    "void": None,
+    "int": ctypes.c_int,
+    "int64_t": ctypes.c_int64,
+    "uint64_t": ctypes.c_uint64,
+    "size_t": ctypes.c_size_t,
+    "double": ctypes.c_double,
+    "const char *": ctypes.c_char_p,
+    "void *": ctypes.c_void_p,
+    "optimist_store *": ctypes.c_void_p,
+    "optimist_batch *": ctypes.c_void_p,
+    "const optimist_batch *": ctypes.c_void_p,
+    # Out-parameters that receive a handle or a library-owned string keep the raw address.
+    "optimist_store **": ctypes.POINTER(ctypes.c_void_p),
+    "optimist_batch **": ctypes.POINTER(ctypes.c_void_p),
+    "char **": ctypes.POINTER(ctypes.c_void_p),
+    "int *": ctypes.POINTER(ctypes.c_int),
+    "uint64_t *": ctypes.POINTER(ctypes.c_uint64),
+    "double *": ctypes.POINTER(ctypes.c_double),
+    "optimist_listener": _ffi.LISTENER,
+}
+
+
+def declarations():
+    """``name -> (return type, [parameter types])`` for every function in the header."""
+    text = re.sub(r"/\*.*?\*/", " ", HEADER.read_text(), flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    out = {}
+    for m in re.finditer(r"^([A-Za-z_][\w ]*?\**)\s*(optimist_\w+)\s*\(([^;]*?)\)\s*;", text, flags=re.M):
+        ret, name, params = m.group(1).strip(), m.group(2), " ".join(m.group(3).split())
+        if ret.startswith("typedef"):
+            continue
+        types = []
+        if params != "void":
+            for p in params.split(","):
+                p = p.strip()
+                t = re.sub(r"\s*\b\w+$", "", p) if not p.endswith("*") else p  # drop the name
+                t = re.sub(r"\s*\*", " *", t).replace("* *", "**").strip()
+                types.append(t)
+        out[name] = (ret, types)
+    return out
+
+
+def test_header_parsed():
+    assert len(declarations()) >= 35
+
+
+def test_same_functions_as_the_header():
+    assert set(declarations()) == set(_ffi.SIGNATURES)
+
+
+@pytest.mark.parametrize("name", sorted(_ffi.SIGNATURES))
+def test_same_types_as_the_header(name):
+    decl = declarations()
+    assert name in decl
+    ret, params = decl[name]
+    restype, argtypes = _ffi.SIGNATURES[name]
+    assert C_TO_CTYPES[ret] is restype, (ret, restype)
+    assert [C_TO_CTYPES[p] for p in params] == argtypes, (params, argtypes)
+
+
+def defines():
+    return {m.group(1): int(m.group(2)) for m in
+            re.finditer(r"^#define (OPTIMIST_\w+)\s+(-?\d+)\b", HEADER.read_text(), flags=re.M)}
+
+
+def test_same_constants_as_the_header():
+    d = defines()
+    for code, cls in _error.CLASSES.items():
+        assert code == cls.default_code
+    names = {"ERROR": _error.InternalError, "MISUSE": _error.MisuseError, "NOTFOUND": _error.NotFoundError,
+             "STATE": _error.StateError, "INVALID": _error.InvalidError, "DUPLICATE": _error.DuplicateError,
+             "IO": _error.StoreIOError, "CORRUPT": _error.CorruptError, "BUSY": _error.BusyError}
+    for n, cls in names.items():
+        assert d["OPTIMIST_" + n] == cls.default_code == getattr(_ffi, n)
+    assert d["OPTIMIST_OK"] == _ffi.OK == 0
+    for value, status in _ffi.STATUSES.items():
+        assert d["OPTIMIST_" + status.upper()] == value
+    for value, cause in _ffi.CAUSES.items():
+        assert d["OPTIMIST_CAUSE_" + cause.upper()] == value
+    for policy, value in _ffi.POLICIES.items():
+        assert d["OPTIMIST_POLICY_" + policy.upper()] == value
+
+
+def test_change_struct_layout():
+    """optimist_change: three pointers then two ints (the header's order)."""
+    fields = [f for f, _ in _ffi.ChangeStruct._fields_]
+    assert fields == ["collection", "key", "value_json", "pending", "cause"]
+    p = ctypes.sizeof(ctypes.c_void_p)
+    assert ctypes.sizeof(_ffi.ChangeStruct) == 3 * p + 8
+    body = HEADER.read_text()
+    m = re.search(r"typedef struct optimist_change \{(.*?)\} optimist_change;", body, flags=re.S)
+    assert m
+    members = re.findall(r"(const char \*|int) ?(\w+);", re.sub(r"/\*.*?\*/", "", m.group(1), flags=re.S))
+    assert [n for _, n in members] == fields
