@@ -13,11 +13,26 @@ enum SnapshotLoader {
         guard try meta.step(), let clientID = meta.text(0) else { throw .corrupt("store file has no meta row") }
         var snapshot = StoreSnapshot(clientID: clientID, nextID: MutationID(bitPattern: meta.int64(1)))
 
+        // Confirmed records: rows read in one go, values parsed in parallel (as ops below).
         let records = try c.prepare("SELECT coll, key, value FROM records")
+        var addresses = [(collection: String, key: String)]()
+        var values = [UInt8](), valueSpans = [Range<Int>]()
         while try records.step() {
-            let value = try records.withBytes(2) { b throws(OptimistError) in try object(b, "record") }
-            snapshot.confirmed.append((Key(records.text(0) ?? ""), Key(records.text(1) ?? ""), value))
+            addresses.append((records.text(0) ?? "", records.text(1) ?? ""))
+            let start = values.count
+            try records.withBytes(2) { values.append(contentsOf: $0) }
+            valueSpans.append(start..<values.count)
         }
+        let places = addresses, spansOfValues = valueSpans
+        let confirmed = values.withUnsafeBufferPointer { all in
+            parallelMap(count: places.count) { i in
+                Result { () throws(OptimistError) in
+                    (Key(places[i].collection), Key(places[i].key), try object(UnsafeBufferPointer(rebasing: all[spansOfValues[i]]), "record"))
+                }
+            }
+        }
+        snapshot.confirmed.reserveCapacity(confirmed.count)
+        for r in confirmed { snapshot.confirmed.append(try r.get()) }
 
         // Rows first (SQLite is read by one thread), their ops text copied into one buffer;
         // ops parsed afterwards, in parallel.

@@ -45,4 +45,20 @@ func bench(path: String, count: Int) throws(OptimistError) {
     say("\(count) mutates: \(Int(mutate)) ms, then one flush: \(Int(flush)) ms -> \(Int(Double(count) / (mutate + flush) * 1000)) flushed mutations/s")
     say("\(each) x (mutate + flush): \(Int(eachMs)) ms -> \(Int(Double(each) / eachMs * 1000)) flushed mutations/s")
     say("reopen with \(pending) pending: \(Int(reopen)) ms")
+
+    // Confirmed records only: server changes of 1,000 records each.
+    let cpath = path + ".confirmed"
+    let c = try Store.open(path: cpath)
+    for chunk in stride(from: 0, to: count, by: 1000) {
+        try c.serverApply((chunk..<min(count, chunk + 1000)).map {
+            .put(collection: "todos", key: Key("t\($0)"), value: ["title": "todo", "n": .number(Double($0))])
+        })
+    }
+    try c.close()
+    t = nowMs()
+    let rc = try Store.open(path: cpath)
+    let reopenConfirmed = nowMs() - t
+    let n = try rc.scan("todos").count
+    try rc.close()
+    say("reopen with \(n) confirmed records: \(Int(reopenConfirmed)) ms")
 }
