@@ -99,22 +99,38 @@ def test_checkout_build_folder_is_found(monkeypatch, tmp_path):
     assert where == str(tmp_path / ".build" / "release" / "liboptimist.so")
 
 
-def test_nothing_found_lists_every_path(monkeypatch, tmp_path):
-    monkeypatch.delenv("OPTIMIST_LIBRARY", raising=False)
-    monkeypatch.setattr(_loader, "_PACKAGE_DIR", tmp_path / "pkg")
-    monkeypatch.setattr(_loader, "_checkout_root", lambda: tmp_path)
-    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
-    monkeypatch.setenv("LD_LIBRARY_PATH", "")
-    try:
-        _loader.load_library()
-    except _loader.LibraryNotFoundError as e:
-        text = str(e)
-        for _, where in _loader.candidates():
-            assert where in text
-        assert len(e.tried) == len(_loader.candidates())
-        assert "OPTIMIST_LIBRARY" in text
-    else:
+def test_nothing_found_lists_every_path(tmp_path):
+    """In a fresh process (so no liboptimist is loaded yet, which the dynamic loader would
+    otherwise match by soname), with the bundled and checkout locations empty."""
+    code = textwrap.dedent(f"""
+        import ctypes.util, importlib.util, pathlib, sys
+        spec = importlib.util.spec_from_file_location("loader", {str(SRC / "optimist" / "_loader.py")!r})
+        loader = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(loader)
+        loader._PACKAGE_DIR = pathlib.Path({str(tmp_path / "pkg")!r})
+        loader._checkout_root = lambda: pathlib.Path({str(tmp_path)!r})
+        ctypes.util.find_library = lambda name: None
+        try:
+            loader.load_library()
+        except loader.LibraryNotFoundError as e:
+            print(len(e.tried), len(loader.candidates()))
+            print(e)
+        else:
+            print("loaded")
+    """)
+    env = {k: v for k, v in os.environ.items() if k not in ("OPTIMIST_LIBRARY", "LD_LIBRARY_PATH")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    if out.stdout.strip() == "loaded":
         pytest.skip("a liboptimist is installed system-wide, so the search cannot come up empty")
+    first, _, text = out.stdout.partition("\n")
+    tried, total = first.split()
+    assert tried == total and int(total) >= 5, out.stdout + out.stderr
+    assert text.startswith("could not load liboptimist; tried:")
+    for where in (tmp_path / "pkg" / "_lib" / "liboptimist.so", tmp_path / "build" / "liboptimist.so",
+                  tmp_path / ".build" / "release" / "liboptimist.so", tmp_path / ".build" / "debug" / "liboptimist.so"):
+        assert f"{where}: no such file" in text
+    assert "liboptimist.so.1:" in text
+    assert "OPTIMIST_LIBRARY" in text
 
 
 def test_library_path_is_reported():
