@@ -83,12 +83,14 @@ public enum SQLiteStoreFile {
 
     /// Creates the file with mode 0600 when it does not exist (whatever the umask), so the
     /// store and the `-wal` file SQLite makes beside it (which copies the main file's mode)
-    /// are readable by their owner only. An existing file keeps its mode.
+    /// are readable by their owner only. An existing file keeps its mode. The directory is
+    /// synced, so the new file's name survives a power loss (SQLite syncs the WAL's itself).
     static func createPrivately(_ path: String) throws(OptimistError) {
         let fd = createExclusively(path, mode: 0o600)
         if fd >= 0 {
             fchmod(fd, 0o600)
             closeFile(fd)
+            syncDirectory(of: path)
             return
         }
         let err = errno
@@ -97,6 +99,18 @@ public enum SQLiteStoreFile {
     }
 }
 
+/// Best effort: a file system that cannot sync directories still has the file.
+private func syncDirectory(of path: String) {
+    var dir = path
+    while let last = dir.last, last != "/" { dir.removeLast() }
+    if dir.isEmpty { dir = "." }
+    let fd = openDirectory(dir)
+    guard fd >= 0 else { return }
+    fsync(fd)
+    closeFile(fd)
+}
+
 // At file scope, so the names mean the C functions and not ``SQLiteStoreFile/open(path:)``.
 private func createExclusively(_ path: String, mode: mode_t) -> Int32 { open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode) }
+private func openDirectory(_ path: String) -> Int32 { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
 private func closeFile(_ fd: Int32) { _ = close(fd) }
