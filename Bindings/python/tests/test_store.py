@@ -208,6 +208,16 @@ def test_op_values():
         op.key = "x"
 
 
+def test_values_pickle_and_show_under_the_package_name():
+    import pickle
+    for op in (put("c", "k", {"a": [1]}), incr("c", "k", "n", 2), delete("c", "k")):
+        assert pickle.loads(pickle.dumps(op)) == op
+    e = pickle.loads(pickle.dumps(optimist.DuplicateError("m", 6, 7)))
+    assert type(e) is optimist.DuplicateError and e.existing_id == 7 and e.code == 6
+    assert optimist.NotFoundError.__module__ == "optimist"
+    assert repr(optimist.Change("c", "k", None, True, "mutate")).startswith("Change(")
+
+
 def test_op_argument_checks():
     with pytest.raises(TypeError):
         put("c", "k", [1, 2])

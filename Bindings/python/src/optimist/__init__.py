@@ -61,3 +61,12 @@ def library_version() -> str:
     """The version string of the loaded ``liboptimist`` (``optimist_version()``)."""
     v = _lib.optimist_version()
     return v.decode("utf-8") if v else ""
+
+
+# Public classes show (and pickle) under the package name, not the private module they are
+# defined in: ``optimist.NotFoundError`` rather than ``optimist._error.NotFoundError``.
+for _cls in (Store, Op, Change, Subscription, Error, InternalError, MisuseError, NotFoundError,
+             StateError, InvalidError, DuplicateError, StoreIOError, CorruptError, BusyError,
+             LibraryNotFoundError, MissingSymbolError):
+    _cls.__module__ = __name__
+del _cls

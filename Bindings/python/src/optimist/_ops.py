@@ -112,6 +112,10 @@ class Op(Tuple[Any, ...]):
             raise InvalidError(f"op {dict(d)!r} lacks member {e}") from None
         raise InvalidError(f"unknown op {kind!r}")
 
+    def __reduce__(self) -> Tuple[Any, ...]:
+        """Pickles (and copies) as the constructor call, re-checking on load."""
+        return (Op, tuple(self[:6]))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Op) and self.to_dict() == other.to_dict()
 
