@@ -41,12 +41,30 @@ def main() -> None:
             t0 = clock()
             mutate([op])
             reused.append(clock() - t0)
+        # The floor: the same four C calls made directly through ctypes, JSON pre-encoded.
+        from ctypes import byref, c_uint64, c_void_p
+        from optimist import _ffi
+        lib = _ffi.lib
+        new, add, mut, free = lib.optimist_batch_new, lib.optimist_batch_put, lib.optimist_mutate, lib.optimist_batch_free
+        js = json.dumps(record, separators=(",", ":")).encode()
+        out = c_uint64()
+        raw = []
+        h_store = store._h
+        for _ in range(n):
+            t0 = clock()
+            h = c_void_p()
+            new(byref(h))
+            add(h, b"habits", b"same", js)
+            mut(h_store, h, None, byref(out))
+            free(h)
+            raw.append(clock() - t0)
     q = statistics.quantiles(samples, n=10)
     print(f"liboptimist {optimist.library_version()} at {optimist.library_path}")
     print(f"record: {size} bytes of JSON; {n} calls")
     print(f"store.mutate([optimist.put(...)]): median {statistics.median(samples) / 1000:.2f} us "
           f"(p10 {q[0] / 1000:.2f}, p90 {q[-1] / 1000:.2f})")
     print(f"store.mutate([op]) with the op built once: median {statistics.median(reused) / 1000:.2f} us")
+    print(f"raw ctypes batch_new+batch_put+mutate+batch_free (floor): median {statistics.median(raw) / 1000:.2f} us")
 
 
 if __name__ == "__main__":
