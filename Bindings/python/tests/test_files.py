@@ -70,3 +70,31 @@ def test_busy_second_process(tmp_path):
         env = dict(os.environ, OPTIMIST_LIBRARY=library_path())
         out = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, text=True)
         assert out.stdout.split() == ["BusyError", "9"], out.stderr
+
+
+def test_busy_second_open_in_this_process(tmp_path):
+    path = tmp_path / "held.db"
+    with optimist.Store(path):
+        with pytest.raises(optimist.BusyError) as e:
+            optimist.Store(path)
+        assert e.value.code == 9
+    with optimist.Store(path) as again:  # free once the first is closed
+        assert again.pending_count() == 0
+
+
+def test_close_flushes(tmp_path):
+    """close() alone (no flush) keeps everything, and the file store's pending list,
+    statuses and dedupe keys come back."""
+    path = tmp_path / "s.db"
+    with optimist.Store(path) as s:
+        a = s.mutate([put("c", "k", {"v": 1})], dedupe_key="once", policy="keep")
+        s.outbox_next(0)
+        s.fail(a, False, "rejected", 0)
+    with optimist.Store(path) as s:
+        assert s.status(a) == "failed"
+        assert s.get("c", "k") == {"v": 1} and s.is_pending("c", "k")
+        with pytest.raises(optimist.DuplicateError) as e:
+            s.mutate([put("c", "k2", {})], dedupe_key="once")
+        assert e.value.existing_id == a
+        s.retry(a)
+        assert s.outbox_next(0) == (a, [{"op": "put", "coll": "c", "key": "k", "value": {"v": 1}}])
