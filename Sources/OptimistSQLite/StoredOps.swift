@@ -52,16 +52,19 @@ enum StoredOps {
         mutating func string() -> String? {
             guard eat(0x22) else { return nil }
             let start = i
+            var ascii = true
             while i < bytes.count {
                 let c = bytes[i]
                 if c == 0x22 { break }
                 if c == 0x5C || c < 0x20 { return nil }
+                if c >= 0x80 { ascii = false }
                 i += 1
             }
             guard i < bytes.count else { return nil }
-            let s = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+            let text = UnsafeBufferPointer(rebasing: bytes[start..<i])
             i += 1
-            return s
+            // ASCII is valid UTF-8 as it is; anything else is checked (a damaged row fails).
+            return ascii ? String(decoding: text, as: UTF8.self) : String(validating: text, as: UTF8.self)
         }
 
         mutating func number() -> Double? {
