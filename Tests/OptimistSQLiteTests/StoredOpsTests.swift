@@ -53,4 +53,12 @@ import Optimist
         #expect(throws: OptimistError.self) { try decode(text) }
         do { _ = try decode(text) } catch { #expect((error as? OptimistError)?.code == 8) }
     }
+
+    @Test func invalidUTF8InANameIsCorrupt() {
+        var bytes = Array(#"[{"coll":"c","key":"k"#.utf8) + [0xFF, 0xFE] + Array(#"","op":"delete"}]"#.utf8)
+        let code = bytes.withUnsafeMutableBufferPointer { b -> Int32 in
+            do { _ = try StoredOps.decode(UnsafeBufferPointer(b), id: 1); return 0 } catch { return error.code }
+        }
+        #expect(code == 8)
+    }
 }
