@@ -57,7 +57,7 @@ import Optimist
     @Test func invalidUTF8InANameIsCorrupt() {
         var bytes = Array(#"[{"coll":"c","key":"k"#.utf8) + [0xFF, 0xFE] + Array(#"","op":"delete"}]"#.utf8)
         let code = bytes.withUnsafeMutableBufferPointer { b -> Int32 in
-            do { _ = try StoredOps.decode(UnsafeBufferPointer(b), id: 1); return 0 } catch { return error.code }
+            do { _ = try StoredOps.decode(UnsafeBufferPointer(b), id: 1); return 0 } catch { return (error as? OptimistError)?.code ?? -1 }
         }
         #expect(code == 8)
     }
