@@ -134,6 +134,22 @@ def test_exceptions_from_several_callbacks(store):
     assert store.get("c", "k") == {}
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 11), reason="exception groups exist from 3.11")
+def test_several_callback_exceptions_before_311(store, caplog):
+    def bad1(changes):
+        raise KeyError("one")
+
+    def bad2(changes):
+        raise ValueError("two")
+
+    store.subscribe(bad1)
+    store.subscribe(bad2)
+    with caplog.at_level(logging.ERROR, logger="optimist"):
+        with pytest.raises(KeyError):
+            store.mutate([put("c", "k", {})])
+    assert "ValueError: two" in caplog.text
+
+
 def test_nested_callback_exception(store):
     """A callback's store call whose own callback raises: the inner exception surfaces in the
     outer callback, and (uncaught there) from the outer call."""

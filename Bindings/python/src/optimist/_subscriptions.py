@@ -92,7 +92,8 @@ TRAMPOLINE = _ffi.LISTENER(_deliver)
 
 def _reraise(errors: List[BaseException], what: str) -> None:
     """Raises what callbacks raised during ``what``: the exception itself when there is one,
-    a ``BaseExceptionGroup`` (Python 3.11+) when several callbacks raised."""
+    a ``BaseExceptionGroup`` when several callbacks raised (before Python 3.11: the first,
+    with the others logged to the ``optimist`` logger)."""
     note = f"raised by an optimist subscription callback during Store.{what}(); the change was applied"
     for e in errors:
         if hasattr(e, "add_note"):
@@ -102,6 +103,9 @@ def _reraise(errors: List[BaseException], what: str) -> None:
     group = getattr(builtins, "BaseExceptionGroup", None)
     if group is not None:
         raise group(f"{len(errors)} subscription callbacks raised during Store.{what}()", errors)
+    # Before Python 3.11 there are no exception groups: raise the first, log the others.
+    for e in errors[1:]:
+        _log.error("another exception in an optimist subscription callback during Store.%s()", what, exc_info=e)
     raise errors[0]
 
 
