@@ -188,3 +188,25 @@ def test_close_ends_subscriptions():
     s.close()
     assert not sub.active
     sub.close()  # fine after the store is closed
+
+
+def test_callback_may_close_the_store():
+    s = optimist.Store()
+    s.subscribe(lambda changes: s.close())
+    mid = s.mutate([put("c", "k", {})])  # the call that triggered the close completes
+    assert mid >= 1 and s.closed
+    with pytest.raises(optimist.MisuseError):
+        s.get("c", "k")
+
+
+def test_callback_unsubscribes_itself(store):
+    seen = []
+
+    def once(changes):
+        seen.append(changes)
+        sub.close()
+
+    sub = store.subscribe(once)
+    store.mutate([put("c", "k", {})])
+    store.mutate([put("c", "k2", {})])
+    assert len(seen) == 1 and not sub.active
