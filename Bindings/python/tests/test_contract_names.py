@@ -1,0 +1,63 @@
+"""The Python surface is exactly as CONTRACT §3 names it: functions, parameter names and
+defaults (so keyword calls written against the contract work)."""
+
+import inspect
+
+import optimist
+
+SIGNATURES = {
+    "mutate": "(self, ops, *, dedupe_key=None, policy='rollback')",
+    "commit": "(self, mid, server_ops=None)",
+    "rollback": "(self, mid, reason=None)",
+    "server_apply": "(self, ops)",
+    "get": "(self, coll, key)",
+    "confirmed": "(self, coll, key)",
+    "is_pending": "(self, coll, key)",
+    "scan": "(self, coll, prefix='', limit=0)",
+    "status": "(self, mid)",
+    "pending_count": "(self)",
+    "outbox_next": "(self, now_ms)",
+    "fail": "(self, mid, transient, reason, now_ms)",
+    "retry": "(self, mid)",
+    "mark_loaded": "(self, coll, from_key, to_key, at_ms)",
+    "needs_reload": "(self, coll, key, now_ms, max_age_ms)",
+    "view_define": "(self, name, coll, prefix, kind)",
+    "view_get": "(self, name)",
+    "subscribe": "(self, callback, coll=None, prefix=None)",
+    "set_retry_policy": "(self, max_attempts, base_delay_ms, max_delay_ms)",
+    "close": "(self)",
+    "flush": "(self)",
+}
+
+
+def bare(sig: inspect.Signature) -> str:
+    """The signature without annotations."""
+    return str(sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()],
+                           return_annotation=inspect.Signature.empty))
+
+
+def test_store_methods():
+    for name, want in SIGNATURES.items():
+        assert bare(inspect.signature(getattr(optimist.Store, name))) == want, name
+    assert bare(inspect.signature(optimist.Store.__init__)) == "(self, path=None)"
+    assert isinstance(inspect.getattr_static(optimist.Store, "client_id"), property)
+
+
+def test_op_constructors():
+    assert bare(inspect.signature(optimist.put)) == "(coll, key, value)"
+    assert bare(inspect.signature(optimist.patch)) == "(coll, key, value)"
+    assert bare(inspect.signature(optimist.delete)) == "(coll, key)"
+    assert bare(inspect.signature(optimist.incr)) == "(coll, key, field, delta)"
+
+
+def test_change_fields():
+    assert optimist.Change._fields == ("collection", "key", "value", "pending", "cause")
+
+
+def test_everything_documented():
+    for name in optimist.__all__:
+        obj = getattr(optimist, name)
+        if callable(obj):
+            assert obj.__doc__, name
+    for name in SIGNATURES:
+        assert getattr(optimist.Store, name).__doc__, name
