@@ -118,3 +118,44 @@ def test_close_while_other_threads_work():
     for t in ts:
         t.join()
     assert s.closed
+
+
+def test_calls_release_the_gil(store):
+    """While one thread is inside the library, another runs Python code.
+
+    With the switch interval raised far out, the main thread never hands the GIL over between
+    Python statements, so the spinning thread can only advance while the main thread is
+    inside a foreign call that released the GIL (or blocked). Deterministic, no timing.
+    """
+    import sys
+    import time
+
+    from optimist import _ffi
+    assert not isinstance(_ffi.lib, __import__("ctypes").PyDLL)
+
+    ops = [put("c", f"k{i:05d}", {"v": i}) for i in range(5000)]
+    counter = [0]
+    stop = [False]
+    started = threading.Event()
+
+    def spin():
+        started.set()
+        while not stop[0]:
+            counter[0] += 1
+            time.sleep(0)  # releases the GIL, so the main thread can take it back
+
+    old = sys.getswitchinterval()
+    t = threading.Thread(target=spin)
+    try:
+        sys.setswitchinterval(1000.0)
+        t.start()
+        started.wait()
+        before = counter[0]
+        store.server_apply(ops)
+        after = counter[0]
+    finally:
+        stop[0] = True
+        sys.setswitchinterval(old)
+        t.join()
+    assert after > before
+    assert store.pending_count() == 0 and len(store.scan("c")) == 5000
