@@ -10,9 +10,8 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
 
     @inlinable public init(_ string: String) {
         var s = string
-        s.makeContiguousUTF8()
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        s.withUTF8 { for b in $0 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 } }
         self.string = s
         self.bytesHash = h
     }
@@ -21,11 +20,7 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
 
     @inlinable public static func == (a: Key, b: Key) -> Bool {
         guard a.bytesHash == b.bytesHash else { return false }
-        return a.string.utf8.withContiguousStorageIfAvailable { x in
-            b.string.utf8.withContiguousStorageIfAvailable { y in
-                x.count == y.count && (x.count == 0 || memoryEqual(x, y))
-            }
-        }.flatMap { $0 } ?? a.string.utf8.elementsEqual(b.string.utf8)
+        return withBytes(a.string, b.string) { x, y in x.count == y.count && memoryEqual(x, y, count: x.count) }
     }
 
     @inlinable public func hash(into hasher: inout Hasher) { hasher.combine(bytesHash) }
@@ -43,39 +38,33 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
 
     /// Whether this key's bytes start with `prefix`'s bytes.
     @inlinable public func hasBytePrefix(_ prefix: Key) -> Bool {
-        let p = prefix.string.utf8, s = string.utf8
-        if p.count > s.count { return false }
-        return s.prefix(p.count).elementsEqual(p)
+        withBytes(string, prefix.string) { s, p in p.count <= s.count && memoryEqual(s, p, count: p.count) }
     }
 }
 
-@inlinable func memoryEqual(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {
+/// Runs `body` on the UTF-8 bytes of two strings. `withUTF8` works for small (inline) strings
+/// too, where `utf8.withContiguousStorageIfAvailable` gives up and leaves a slow path.
+@inlinable func withBytes<R>(_ a: String, _ b: String,
+                             _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> R) -> R {
+    var a = a, b = b
+    return a.withUTF8 { x in b.withUTF8 { y in body(x, y) } }
+}
+
+@inlinable func memoryEqual(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>, count: Int) -> Bool {
     var i = 0
-    while i < x.count { if x[i] != y[i] { return false }; i += 1 }
+    while i < count { if x[i] != y[i] { return false }; i += 1 }
     return true
 }
 
 /// Bytewise three-way comparison of two strings' UTF-8.
 @inlinable public func compareBytes(_ a: String, _ b: String) -> Int {
-    let r: Int? = a.utf8.withContiguousStorageIfAvailable { x in
-        b.utf8.withContiguousStorageIfAvailable { y in
-            let n = min(x.count, y.count)
-            var i = 0
-            while i < n {
-                if x[i] != y[i] { return x[i] < y[i] ? -1 : 1 }
-                i += 1
-            }
-            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+    withBytes(a, b) { x, y in
+        let n = min(x.count, y.count)
+        var i = 0
+        while i < n {
+            if x[i] != y[i] { return x[i] < y[i] ? -1 : 1 }
+            i += 1
         }
-    } ?? nil
-    if let r { return r }
-    var i = a.utf8.makeIterator(), j = b.utf8.makeIterator()
-    while true {
-        switch (i.next(), j.next()) {
-        case (nil, nil): return 0
-        case (nil, _): return -1
-        case (_, nil): return 1
-        case let (x?, y?): if x != y { return x < y ? -1 : 1 }
-        }
+        return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
     }
 }
