@@ -72,17 +72,27 @@ final class WriterState: @unchecked Sendable {
     private var stopping = false
     private var closed = false
     private var pageLimit: Int?? = nil
+    /// The writer waits for work (appends must wake it).
+    private var writerIdle = false
+    /// The writer has already let the current burst gather (group commit).
+    private var gathered = false
     // The writer thread's own (the opener's before the thread starts, the closer's after it ends):
     private var writer: BatchWriter?
     private var carry = JournalBatch()
+
+    /// How long a batch nobody waits for may gather more calls before it is written.
+    static let gatherMilliseconds = 2
 
     init(writer: BatchWriter) { self.writer = writer }
 
     func append(_ entries: [JournalEntry]) {
         monitor.locked {
+            // Wake the writer only when it sleeps with nothing to do: a wake-up per call cost
+            // the caller a futex call and set the writer competing for the core on every mutate.
+            let wake = queue.isEmpty && writerIdle && !stalled
             queue.append(entries)
             appended += 1
-            if !stalled { monitor.broadcast() }
+            if wake { monitor.broadcast() }
         }
     }
 
@@ -152,9 +162,19 @@ final class WriterState: @unchecked Sendable {
         while !stopping {
             let hasWork = !queue.isEmpty || !carry.isEmpty || syncWanted > synced || pageLimit != nil
             if !hasWork {
+                writerIdle = true
                 monitor.wait()
+                writerIdle = false
                 continue
             }
+            // Group commit: when nobody waits for this batch, let the burst it belongs to gather
+            // for a moment so one transaction carries many calls. A flush or close ends the wait.
+            if !gathered && syncWanted <= synced && pageLimit == nil && !stalled {
+                gathered = true
+                monitor.wait(milliseconds: Self.gatherMilliseconds)
+                continue
+            }
+            gathered = false
             if stalled && !retryNow {
                 monitor.wait(milliseconds: 1000)
                 retryNow = true
