@@ -36,7 +36,11 @@ extension Engine {
             c.index.insert(key)
         }
         var maxID: MutationID = 0
-        for var r in s.mutations.sorted(by: { $0.id < $1.id }) {
+        // Loaders hand mutations over in id order; sort only when one did not.
+        let inOrder = zip(s.mutations, s.mutations.dropFirst()).allSatisfy { $0.id < $1.id }
+        live.reserveCapacity(s.mutations.count)
+        due.reserveCapacity(s.mutations.count)
+        for var r in inOrder ? s.mutations : s.mutations.sorted(by: { $0.id < $1.id }) {
             maxID = max(maxID, r.id)
             if r.status == .inflight { r.status = .pending }
             guard r.status.isLive else { continue }
