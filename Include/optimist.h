@@ -288,8 +288,9 @@ int optimist_batch_incr(optimist_batch *b, const char *coll, const char *key, co
 
 /*
 ** Applies the ops of batch b to the visible state at once, as one atomic mutation, and writes
-** its id to *out_id (ids increase and are never reused in a store's life, also across reopen).
-** Either every op applies or none does. The mutation is PENDING and has the default policy,
+** its id to *out_id (ids increase and are never reused in a store's life, also across reopen;
+** after a crash the next id skips ahead by 2^20, because an id handed out but not yet written may
+** already have reached a server). Either every op applies or none does. The mutation is PENDING and has the default policy,
 ** OPTIMIST_POLICY_ROLLBACK.
 **
 ** dedupe_key (may be NULL) guards against double submission: while a not-yet-ended mutation
