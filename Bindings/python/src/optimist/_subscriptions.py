@@ -6,7 +6,8 @@ may still be called (on another thread) just after ``optimist_unsubscribe`` retu
 a per-subscription ctypes thunk at that moment would let C jump into freed memory. Instead
 :data:`TRAMPOLINE` lives as long as the module, and the ``ctx`` pointer the library hands back
 is a token looked up in :data:`_registry`; a token that is gone (unsubscribed, store closed)
-is ignored. So after :meth:`Subscription.close` returns, the callback is not called again.
+is ignored. So no delivery that starts after :meth:`Subscription.close` returns calls the
+callback (one already running on another thread may still finish, as in the C API).
 
 Why exceptions go through a thread-local frame: ctypes cannot propagate an exception out of a
 callback into C (it prints it and carries on). Every store call that can trigger callbacks
@@ -137,8 +138,8 @@ def call_changing(what: str, fn: Callable[..., int], *args: Any) -> int:
 class Subscription:
     """A live subscription, returned by :meth:`Store.subscribe`.
 
-    ``close()`` ends it (safe to call twice, and after the store is closed); after it
-    returns, the callback is never called again. Also a context manager.
+    ``close()`` ends it (safe to call twice, and after the store is closed); no delivery
+    that starts after it returns calls the callback. Also a context manager.
     """
 
     __slots__ = ("_store", "id", "_token", "__weakref__")
