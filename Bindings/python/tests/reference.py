@@ -109,6 +109,8 @@ class Reference:
         self.P: List[Mutation] = []
         self.ended: Dict[int, str] = {}
         self.max_attempts = max_attempts
+        #: Loaded key ranges per collection: (from_key, to_key, at_ms).
+        self.loaded: Dict[str, List[Tuple[str, str, int]]] = {}
 
     # Derived state ------------------------------------------------------------------
 
@@ -198,6 +200,17 @@ class Reference:
             self._end(m, "rolled_back")
         else:
             m.status = "failed"
+
+    def mark_loaded(self, coll: str, frm: str, to: str, at: int) -> None:
+        if to.encode() < frm.encode():
+            raise Code("MISUSE")
+        self.loaded.setdefault(coll, []).append((frm, to, at))
+
+    def needs_reload(self, coll: str, key: str, now: int, max_age: int) -> bool:
+        """Outside every loaded range, or only in ranges older than ``max_age``."""
+        k = key.encode()
+        return not any(f.encode() <= k <= t.encode() and now - at <= max_age
+                       for f, t, at in self.loaded.get(coll, []))
 
     def retry(self, mid: int) -> None:
         m = self.live(mid)

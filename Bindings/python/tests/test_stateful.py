@@ -100,7 +100,7 @@ class StoreVersusReference(RuleBasedStateMachine):
             got = do_store()
         except optimist.Error as e:
             assert want is not None, f"store raised {e!r}, reference succeeded"
-            expected_cls = {"NOTFOUND": optimist.NotFoundError, "STATE": optimist.StateError,
+            expected_cls = {"MISUSE": optimist.MisuseError, "NOTFOUND": optimist.NotFoundError, "STATE": optimist.StateError,
                             "INVALID": optimist.InvalidError, "DUPLICATE": optimist.DuplicateError}[want.code]
             assert type(e) is expected_cls, (e, want.code)
             if want.code == "DUPLICATE":
@@ -176,6 +176,12 @@ class StoreVersusReference(RuleBasedStateMachine):
         mid = self.pick_id(data)
         self.call("retry", lambda: self.store.retry(mid), lambda: self.ref.retry(mid))
 
+    @rule(coll=st.sampled_from(COLLS), frm=st.sampled_from(KEYS), to=st.sampled_from(KEYS),
+          at=st.integers(0, 10))
+    def mark_loaded(self, coll, frm, to, at) -> None:
+        self.call(None, lambda: self.store.mark_loaded(coll, frm, to, at),
+                  lambda: self.ref.mark_loaded(coll, frm, to, at))
+
     # Invariants -----------------------------------------------------------------------
 
     @invariant()
@@ -193,6 +199,9 @@ class StoreVersusReference(RuleBasedStateMachine):
         assert s.pending_count() == len(ref.P)
         for mid in self.ids:
             assert s.status(mid) == ref.status(mid), mid
+        for coll, key in ADDRS:
+            for now, max_age in ((10, 0), (10, 5), (20, 100)):
+                assert s.needs_reload(coll, key, now, max_age) == ref.needs_reload(coll, key, now, max_age)
         assert s.view_get("count_k") == sum(1 for (c, k) in V if c == "a" and k.startswith("k"))
         numbers = [r.get("n") for (c, _), r in V.items() if c == "a"]
         assert s.view_get("sum_n") == sum(n for n in numbers if isinstance(n, (int, float)) and not isinstance(n, bool))
