@@ -2,7 +2,8 @@
 the pure-Python reference implementation of CONTRACT §1 in ``reference.py``.
 
 Checked after each step: every record's visible and confirmed value and pending flag, prefix
-scans in byte order, the pending count, every mutation's status, two views, and the changes
+scans in byte order, the pending count, every mutation's status, two views, freshness
+(needs_reload after mark_loaded), and the changes
 two subscribers received (one batch per call at most, exactly the records whose visible value
 or pending flag changed, with the call's cause).
 """
