@@ -16,9 +16,17 @@ func optionalText(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(Optim
     return try utf8(p, what)
 }
 
-/// A required key, collection or field name.
+/// A required key, collection or field name: validated and hashed in one pass over its bytes.
 func key(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> Key {
-    Key(try text(p, what))
+    guard let p else { throw .misuse("\(what) is NULL") }
+    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
+    var h = Key.hashSeed, high: UInt8 = 0
+    for b in bytes {
+        h = Key.hashStep(h, b)
+        high |= b
+    }
+    if high >= 0x80 && !isValidUTF8(bytes) { throw .invalid("\(what) is not valid UTF-8") }
+    return Key(String(decoding: bytes, as: UTF8.self), bytesHash: h)
 }
 
 /// A key prefix; NULL means "" (every key).

@@ -87,12 +87,12 @@ public struct JSONParser {
         while true {
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-            let name = try string()
+            let name = try memberName()
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1
             skipSpace()
-            pairs.append(Member(key: Key(name), value: try value(depth: depth)))
+            pairs.append(Member(key: name, value: try value(depth: depth)))
             skipSpace()
             guard i < bytes.count else { throw fail("unexpected end of input") }
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -141,20 +141,36 @@ public struct JSONParser {
         return v
     }
 
-    mutating func string() throws(Failure) -> String {
+    mutating func string() throws(Failure) -> String { try string(hash: nil) }
+
+    /// A member name: the key's byte hash is computed in the same pass that scans it.
+    mutating func memberName() throws(Failure) -> Key {
+        var h = Key.hashSeed
+        let s = try string(hash: &h)
+        return h == Key.hashSeed && !s.isEmpty ? Key(s) : Key(s, bytesHash: h)
+    }
+
+    /// Scans a string. With `hash`, also folds its bytes into the key hash (fast path only;
+    /// when it returns the seed unchanged for a non-empty string, the caller hashes anew).
+    mutating func string(hash: UnsafeMutablePointer<UInt64>?) throws(Failure) -> String {
         i += 1
         let start = i
-        // Fast path: no escapes, validated as UTF-8 in one go.
+        var high: UInt8 = 0
+        var h = Key.hashSeed
+        // Fast path: no escapes; UTF-8 validated only when a byte is not ASCII.
         while i < bytes.count {
             let c = bytes[i]
             if c == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<i])
-                guard isValidUTF8(slice) else { throw fail("invalid UTF-8 in string") }
+                if high >= 0x80 { guard isValidUTF8(slice) else { throw fail("invalid UTF-8 in string") } }
                 i += 1
+                hash?.pointee = h
                 return String(decoding: slice, as: UTF8.self)
             }
             if c == UInt8(ascii: "\\") { break }
             if c < 0x20 { throw fail("control character in string") }
+            high |= c
+            h = Key.hashStep(h, c)
             i += 1
         }
         var out = [UInt8](UnsafeBufferPointer(rebasing: bytes[start..<i]))

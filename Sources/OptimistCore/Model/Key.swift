@@ -10,10 +10,23 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
 
     @inlinable public init(_ string: String) {
         var s = string
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        s.withUTF8 { for b in $0 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 } }
+        var h = Key.hashSeed
+        s.withUTF8 { for b in $0 { h = Key.hashStep(h, b) } }
         self.string = s
         self.bytesHash = h
+    }
+
+    /// A key whose byte hash the caller computed with ``hashSeed`` and ``hashStep(_:_:)``
+    /// while it scanned the bytes anyway (the JSON parser, the C boundary).
+    @inlinable public init(_ string: String, bytesHash: UInt64) {
+        self.string = string
+        self.bytesHash = bytesHash
+    }
+
+    /// FNV-1a.
+    public static let hashSeed: UInt64 = 0xcbf2_9ce4_8422_2325
+    @inlinable @inline(__always) public static func hashStep(_ h: UInt64, _ byte: UInt8) -> UInt64 {
+        (h ^ UInt64(byte)) &* 0x100_0000_01b3
     }
     public init(stringLiteral value: String) { self.init(value) }
     public var description: String { string }
