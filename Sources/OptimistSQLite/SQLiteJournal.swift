@@ -1,3 +1,4 @@
+import Synchronization
 import OptimistCore
 #if canImport(Glibc)
 import Glibc
@@ -65,7 +66,11 @@ final class WriterState: @unchecked Sendable {
     private var syncWanted: UInt64 = 0
     private var failures: UInt64 = 0
     private var lastError: OptimistError?
-    private var unreported: OptimistError?
+    private var unreported: OptimistError? {
+        didSet { hasUnreported.store(unreported != nil, ordering: .releasing) }
+    }
+    /// Mirrors `unreported != nil` so the store's every call can check it without the lock.
+    private let hasUnreported = Atomic<Bool>(false)
     private var stalled = false
     private var retryNow = false
     private var closing = false
@@ -97,7 +102,8 @@ final class WriterState: @unchecked Sendable {
     }
 
     func takeError() -> OptimistError? {
-        monitor.locked {
+        guard hasUnreported.load(ordering: .acquiring) else { return nil }
+        return monitor.locked {
             defer { unreported = nil }
             return unreported
         }
