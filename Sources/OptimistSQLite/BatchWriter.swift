@@ -17,6 +17,10 @@ final class BatchWriter {
     private let pruneLoaded, putLoaded: Statement
     private let raiseNextID: Statement
     private var syncFull = false
+    /// No mutation above this id has a row in the file. Most mutations end within the batch
+    /// that would first write them (a tap and its commit come milliseconds apart), and those
+    /// need no DELETE: skipping it halves the writer's statements for them.
+    private var writtenMaxID: MutationID
 
     init(_ c: Connection) throws(OptimistError) {
         connection = c
@@ -38,6 +42,7 @@ final class BatchWriter {
         pruneLoaded = try c.prepare("DELETE FROM loaded WHERE coll = ? AND from_key >= ? AND to_key <= ? AND at_ms <= ?")
         putLoaded = try c.prepare("INSERT INTO loaded(coll, from_key, to_key, at_ms) VALUES (?, ?, ?, ?)")
         raiseNextID = try c.prepare("UPDATE meta SET next_mutation_id = max(next_mutation_id, ?) WHERE one = 1")
+        writtenMaxID = MutationID(max(0, try c.scalarInt("SELECT coalesce(max(id), 0) FROM mutations")))
         try normal.run()
     }
 
@@ -56,6 +61,7 @@ final class BatchWriter {
                 try raiseNextID.run()
             }
             try commit.run()
+            if let last = batch.mutations.keys.max() { writtenMaxID = max(writtenMaxID, last) }
         } catch {
             try? rollback.run()
             throw error
@@ -87,8 +93,10 @@ final class BatchWriter {
             try putMutation.run()
         }
         for (id, status) in batch.ended.sorted(by: { $0.key < $1.key }) {
-            deleteMutation.bind(1, Int64(bitPattern: id))
-            try deleteMutation.run()
+            if id <= writtenMaxID {
+                deleteMutation.bind(1, Int64(bitPattern: id))
+                try deleteMutation.run()
+            }
             putEnded.bind(1, Int64(bitPattern: id))
             putEnded.bind(2, Int64(status.rawValue))
             try putEnded.run()
