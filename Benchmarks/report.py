@@ -309,9 +309,11 @@ def analysis(c1k: dict, bd: list[dict], rows: list[dict]) -> list[str]:
             f"record into the core's values — takes {fmt_us(part.get(('batch_new_put', 'memory')))}"
             f"{', more than the whole budget on its own' if part.get(('batch_new_put', 'memory'), 0) > budget else ''}; "
             f"`optimist_mutate` takes {fmt_us(part.get(('mutate', 'memory')))} in memory "
-            f"and {fmt_us(part.get(('mutate', 'file')))} on the file-backed store (the difference is the hand-off to "
-            f"the background writer: a condition-variable broadcast on every call, and the writer thread then "
-            f"competing for the 2 cores); "
+            f"and {fmt_us(part.get(('mutate', 'file')))} on the file-backed store (the difference is the journal "
+            f"hand-off, and the background writer persisting earlier taps on the other core while these taps "
+            f"run back to back: every step of a file-backed tap, even the JSON parse that never touches the "
+            f"store, is slower than in memory, from cache and allocator contention between the two "
+            f"threads); "
             f"`optimist_view_get` {fmt_us(part.get(('view_get', 'memory')))}; formatting the JSON in the app "
             f"(snprintf) {fmt_us(part.get(('format_json', 'memory')))}.")
     if c1k["ratio"] < 200:
