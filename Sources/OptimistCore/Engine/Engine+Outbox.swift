@@ -45,7 +45,7 @@ extension Engine {
         return half + Int64(x % UInt64(d - half + 1))
     }
 
-    /// Returns the cause of the visible changes it made (a rollback by policy), if any.
+    /// A failed send: back to pending with backoff, or (final) the policy's rollback or keep.
     func fail(_ id: MutationID, transient: Bool, reason: String?, now: Int64) throws(OptimistError) {
         let m = try liveMutation(id)
         switch m.record.status {

@@ -74,7 +74,8 @@ public final class Store: Sendable {
     }
 
     /// Mutation `id` failed: the visible state becomes what it would be had it never been
-    /// applied; every other pending mutation keeps its effect.
+    /// applied; every other pending mutation keeps its effect. `reason` is for the caller's
+    /// logs; an ended mutation keeps only its status.
     public func rollback(_ id: MutationID, reason: String? = nil) throws(OptimistError) {
         try change(.rollback) { e throws(OptimistError) in try e.rollback(id) }
     }
