@@ -7,7 +7,7 @@ typealias Table = [Key: Record]
 /// Snapshot-restore rollback (the TanStack Query `onMutate` habit): copy the whole state before
 /// each mutation, put the copy back when it fails. O(n) per mutation, and wrong as soon as two
 /// mutations overlap: restoring the first one's snapshot erases the second.
-struct SnapshotRestore {
+struct SnapshotRestore: NaiveRollback {
     var state: Table
     private var snapshots: [UInt64: Table] = [:]
     private var next: UInt64 = 1
@@ -33,7 +33,7 @@ struct SnapshotRestore {
 /// Revert-everything-and-replay rollback (Relay's approach): keep an undo entry per pending
 /// mutation; to roll one back, undo all pending in reverse order, drop it, and re-apply the rest.
 /// Correct, but O(pending) per rollback.
-struct RevertReplay {
+struct RevertReplay: NaiveRollback {
     var state: Table
     private var pending: [(id: UInt64, key: Key, value: Record, previous: Record?)] = []
     private var next: UInt64 = 1
@@ -56,4 +56,10 @@ struct RevertReplay {
             state[pending[i].key] = pending[i].value
         }
     }
+}
+
+/// What the rollback bench times on each naive baseline.
+protocol NaiveRollback {
+    mutating func put(_ key: Key, _ value: Record) -> UInt64
+    mutating func rollback(_ id: UInt64)
 }

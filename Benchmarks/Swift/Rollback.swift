@@ -21,6 +21,18 @@ enum RollbackBench {
                      + Summary(ns: xs).fields)
             }
         }
+        /// Times a put and its rollback on a baseline, `samples` times after `warmup`.
+        func sample<B: NaiveRollback>(_ b: inout B) -> (mutate: [UInt64], rollback: [UInt64]) {
+            var m = [UInt64](), r = [UInt64]()
+            for s in 0..<(warmup + samples) {
+                let (k, v) = put(s)
+                var id: UInt64 = 0
+                let tm = timeNs { id = b.put(k, v) }
+                let tr = timeNs { b.rollback(id) }
+                if s >= warmup { m.append(tm); r.append(tr) }
+            }
+            return (m, r)
+        }
         let (optOK, snapOK, replayOK) = correctness(table)
         for pending in pendingCounts {
             let extra = (0..<pending).map { j in (Key("q" + Workload.pad(j, 6)), Workload.record(day: "d999999", habit: "q", seq: j)) }
@@ -44,28 +56,14 @@ enum RollbackBench {
                 // Their snapshots are not kept (10k full copies do not fit), and writing them directly
                 // skips 10k O(n) copies that would only slow the set-up.
                 for (k, v) in extra { b.state[k] = v }
-                var m = [UInt64](), r = [UInt64]()
-                for s in 0..<(warmup + samples) {
-                    let (k, v) = put(s)
-                    var id: UInt64 = 0
-                    let tm = timeNs { id = b.put(k, v) }
-                    let tr = timeNs { b.rollback(id) }
-                    if s >= warmup { m.append(tm); r.append(tr) }
-                }
+                let (m, r) = sample(&b)
                 report("snapshot_restore", pending, m, r, correct: snapOK)
             }
             // Revert everything and replay
             do {
                 var b = RevertReplay(table)
                 for (k, v) in extra { _ = b.put(k, v) }
-                var m = [UInt64](), r = [UInt64]()
-                for s in 0..<(warmup + samples) {
-                    let (k, v) = put(s)
-                    var id: UInt64 = 0
-                    let tm = timeNs { id = b.put(k, v) }
-                    let tr = timeNs { b.rollback(id) }
-                    if s >= warmup { m.append(tm); r.append(tr) }
-                }
+                let (m, r) = sample(&b)
                 report("revert_replay", pending, m, r, correct: replayOK)
             }
         }

@@ -226,19 +226,16 @@ class Store:
 
     def get(self, coll: str, key: str) -> Optional[Record]:
         """The visible record, or None."""
-        out = c_void_p()
-        rc = _get(self._h, cstr(coll, "collection"), cstr(key, "key"), byref(out))
-        if rc:
-            if rc == _NOTFOUND:
-                return None
-            raise_for(rc)
-        value: Record = _loads(_take(out))
-        return value
+        return self._read_record(_get, coll, key)
 
     def confirmed(self, coll: str, key: str) -> Optional[Record]:
         """The confirmed record (what the authority acknowledged), or None."""
+        return self._read_record(_get_confirmed, coll, key)
+
+    def _read_record(self, fn: Any, coll: str, key: str) -> Optional[Record]:
+        """One record through `optimist_get` or `optimist_get_confirmed`; NOTFOUND is None."""
         out = c_void_p()
-        rc = _get_confirmed(self._h, cstr(coll, "collection"), cstr(key, "key"), byref(out))
+        rc = fn(self._h, cstr(coll, "collection"), cstr(key, "key"), byref(out))
         if rc:
             if rc == _NOTFOUND:
                 return None
