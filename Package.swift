@@ -4,6 +4,10 @@ import PackageDescription
 // SwiftPM refuses unsafe flags in packages fetched by URL; such dependents set
 // OPTIMIST_PORTABLE=1 and get the same code with the runtime's exclusivity checks left on.
 let portable = Context.environment["OPTIMIST_PORTABLE"] != nil
+// The engine's state lives in classes behind one lock; the runtime's per-access exclusivity
+// bookkeeping was a third of a mutate's instructions (callgrind), and a tenth of the C entry
+// points' and the background writer's. Debug builds (and so the tests) keep the checks.
+let unchecked: [SwiftSetting] = portable ? [] : [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 
 let package = Package(
     name: "Optimist",
@@ -18,18 +22,15 @@ let package = Package(
         // Pure semantics: no I/O, no Foundation.
         .target(
             name: "OptimistCore",
-            // The engine's state lives in classes behind one lock; the runtime's per-access
-            // exclusivity bookkeeping was a third of a mutate's instructions (callgrind).
-            // Debug builds (and so the tests) keep the checks.
-            swiftSettings: portable ? [] : [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+            swiftSettings: unchecked
         ),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The background writer and loader of store files.
-        .target(name: "OptimistSQLite", dependencies: ["OptimistCore", "CSQLite"]),
+        .target(name: "OptimistSQLite", dependencies: ["OptimistCore", "CSQLite"], swiftSettings: unchecked),
         // The Swift API apps import.
         .target(name: "Optimist", dependencies: ["OptimistCore", "OptimistSQLite"]),
         // The @_cdecl entry points declared in Include/optimist.h.
-        .target(name: "OptimistC", dependencies: ["Optimist"], exclude: ["exports.map"]),
+        .target(name: "OptimistC", dependencies: ["Optimist"], exclude: ["exports.map"], swiftSettings: unchecked),
         // Microbenchmarks (Benchmarks/run builds this in release mode).
         .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "CSQLite"], path: "Benchmarks/Swift"),
         // A child process the crash tests kill with SIGKILL.

@@ -1,7 +1,7 @@
 /* optimist C bench: reload against optimistic apply, rollback cost, and a breakdown of both
  * flows. Prints JSON lines on stdout (collected by Benchmarks/run), progress on stderr.
  *
- *   optimist-c-bench [--quick|--full] [--dir DIR]
+ *   optimist-c-bench [--quick|--full] [--dir DIR] [--only reload|breakdown|rollback]
  *
  * Built without -DHAVE_OPTIMIST (no library yet) it runs the SQLite reload baseline only. */
 #define _POSIX_C_SOURCE 200809L
@@ -19,6 +19,7 @@
 #endif
 
 static int full = 0;
+static const char *only = NULL;  /* one section, for quick reruns while tuning */
 static const char *dir = "/tmp/optimist-bench";
 
 static uint64_t *samples(size_t n) {
@@ -290,16 +291,17 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--quick")) full = 0;
         else if (!strcmp(argv[i], "--full")) full = 1;
         else if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else { fprintf(stderr, "unknown argument %s\n", argv[i]); return 2; }
     }
     mkdir(dir, 0755);
     int ns[] = {1000, 10000, 100000, 1000000};
-    for (int i = 0; i < (full ? 4 : 3); i++) reload_vs_optimistic(ns[i]);
-    reload_breakdown(1000);
+#define SECTION(name) (!only || !strcmp(only, name))
+    if (SECTION("reload")) for (int i = 0; i < (full ? 4 : 3); i++) reload_vs_optimistic(ns[i]);
+    if (SECTION("breakdown")) reload_breakdown(1000);
 #ifdef HAVE_OPTIMIST
-    breakdown(1000);
-    rollback_cost(100000, 0);
-    rollback_cost(100000, 10000);
+    if (SECTION("breakdown")) breakdown(1000);
+    if (SECTION("rollback")) { rollback_cost(100000, 0); rollback_cost(100000, 10000); }
 #else
     fprintf(stderr, "c: built without liboptimist: reload baseline only\n");
 #endif
