@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import Optimist
+
+/// The tap (mutate, then roll back at once), 100k times on a file-backed store: throughput and
+/// the file's size afterwards, printed for the record (never asserted). What is asserted is
+/// that every tap is still rolled back after a reopen.
+@Suite struct TapPerformanceTests {
+    static let count = 100_000
+
+    func fileSize(_ path: String) -> Int {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int(st.st_size) : 0
+    }
+
+    /// CPU time of all the process's threads (the app thread and the writer), in ms.
+    func cpuMs() -> Int64 {
+        var t = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
+        return Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000
+    }
+
+    @Test func manyTapsStayRolledBackAndSmall() throws {
+        let dir = TempDir()
+        let path = dir.file("taps.db")
+        let s = try Store.open(path: path)
+        let t = monotonicMs(), cpu = cpuMs()
+        var first: MutationID = 0, last: MutationID = 0
+        for i in 0..<Self.count {
+            let id = try s.mutate([.put(collection: "todos", key: "t", value: ["n": .number(Double(i))])])
+            try s.rollback(id)
+            if i == 0 { first = id }
+            last = id
+        }
+        try s.flush()
+        let elapsed = monotonicMs() - t, cpuUsed = cpuMs() - cpu
+        try s.close()
+        let bytes = fileSize(path) + fileSize(path + "-wal")
+        let t2 = monotonicMs()
+        try withStore(path) { r throws in
+            let reopenMs = monotonicMs() - t2
+            #expect(try r.pendingCount() == 0)
+            #expect(try r.get("todos", "t") == nil)
+            for id in stride(from: first, through: last, by: 997) { #expect(try r.status(id) == .rolledBack) }
+            #expect(try r.status(last) == .rolledBack)
+            print("perf: \(Self.count) taps (mutate + rollback) + flush \(elapsed) ms = \(elapsed > 0 ? Int64(Self.count) * 1000 / elapsed : 0) taps/s, CPU (all threads) \(cpuUsed) ms; file \(bytes) bytes; reopen \(reopenMs) ms")
+        }
+    }
+}
