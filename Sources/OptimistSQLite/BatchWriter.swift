@@ -13,7 +13,8 @@ final class BatchWriter {
     private let normal, full: Statement
     private let begin, commit, rollback: Statement
     private let putRecord, deleteRecord: Statement
-    private let putMutation, deleteMutation, putEnded: Statement
+    private let putMutation, deleteMutation: Statement
+    private let getChunk, putChunk: Statement
     private let pruneLoaded, putLoaded: Statement
     private let raiseNextID: Statement
     private var syncFull = false
@@ -21,6 +22,10 @@ final class BatchWriter {
     /// that would first write them (a tap and its commit come milliseconds apart), and those
     /// need no DELETE: skipping it halves the writer's statements for them.
     private var writtenMaxID: MutationID
+    /// The ended-status chunk this writer last wrote, as the file holds it: taps end ids in
+    /// the same chunk batch after batch, so its bytes need not be read back each time.
+    /// Dropped when a transaction fails (the file then holds what it held before).
+    private var lastChunk: (chunk: Int64, bits: [UInt8])?
 
     init(_ c: Connection) throws(OptimistError) {
         connection = c
@@ -36,7 +41,8 @@ final class BatchWriter {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
         deleteMutation = try c.prepare("DELETE FROM mutations WHERE id = ?")
-        putEnded = try c.prepare("INSERT OR REPLACE INTO ended(id, status) VALUES (?, ?)")
+        getChunk = try c.prepare("SELECT bits FROM ended_chunks WHERE chunk = ?")
+        putChunk = try c.prepare("INSERT OR REPLACE INTO ended_chunks(chunk, bits) VALUES (?, ?)")
         // The same pruning as the store's own list: a newer load of a covering range makes
         // older ranges inside it redundant (TEXT compares bytewise, as keys do).
         pruneLoaded = try c.prepare("DELETE FROM loaded WHERE coll = ? AND from_key >= ? AND to_key <= ? AND at_ms <= ?")
@@ -64,6 +70,7 @@ final class BatchWriter {
             if let last = batch.mutations.keys.max() { writtenMaxID = max(writtenMaxID, last) }
         } catch {
             try? rollback.run()
+            lastChunk = nil
             throw error
         }
     }
@@ -92,15 +99,7 @@ final class BatchWriter {
             putMutation.bind(8, m.lastError)
             try putMutation.run()
         }
-        for (id, status) in batch.ended.sorted(by: { $0.key < $1.key }) {
-            if id <= writtenMaxID {
-                deleteMutation.bind(1, Int64(bitPattern: id))
-                try deleteMutation.run()
-            }
-            putEnded.bind(1, Int64(bitPattern: id))
-            putEnded.bind(2, Int64(status.rawValue))
-            try putEnded.run()
-        }
+        try writeEnded(batch.ended)
         for (c, r) in batch.loaded {
             pruneLoaded.bind(1, c)
             pruneLoaded.bind(2, r.from)
@@ -117,6 +116,43 @@ final class BatchWriter {
 }
 
 extension BatchWriter {
+    /// Deletes the rows of ended mutations an earlier batch wrote, and sets their codes in
+    /// their chunks: ids in order, so each touched chunk is read (unless it is ``lastChunk``),
+    /// changed and written back once.
+    private func writeEnded(_ ended: [MutationID: MutationStatus]) throws(OptimistError) {
+        let sorted = ended.sorted(by: { $0.key < $1.key })
+        var i = 0
+        while i < sorted.count {
+            let chunk = EndedChunks.chunk(of: sorted[i].key)
+            if lastChunk?.chunk != chunk { lastChunk = (chunk, try readChunk(chunk)) }
+            while i < sorted.count, EndedChunks.chunk(of: sorted[i].key) == chunk {
+                let (id, status) = sorted[i]
+                if id <= writtenMaxID {
+                    deleteMutation.bind(1, Int64(bitPattern: id))
+                    try deleteMutation.run()
+                }
+                EndedChunks.set(&lastChunk!.bits, id, status)
+                i += 1
+            }
+            putChunk.bind(1, chunk)
+            putChunk.bindBlob(2, lastChunk!.bits)
+            try putChunk.run()
+        }
+    }
+
+    /// A chunk's bytes as the file holds them (zeros when it has no row yet).
+    private func readChunk(_ chunk: Int64) throws(OptimistError) -> [UInt8] {
+        getChunk.bind(1, chunk)
+        defer { getChunk.reset() }
+        guard try getChunk.step() else { return [UInt8](repeating: 0, count: EndedChunks.bytesPerChunk) }
+        guard getChunk.isBlob(0) else { throw .corrupt("ended chunk \(chunk) is not a blob") }
+        let bits = try getChunk.withBlob(0) { Array($0) }
+        guard bits.count == EndedChunks.bytesPerChunk else {
+            throw .corrupt("ended chunk \(chunk) has \(bits.count) bytes, not \(EndedChunks.bytesPerChunk)")
+        }
+        return bits
+    }
+
     /// Records a clean close (after the last batch was written): the next open need not skip ids.
     func markClosed() throws(OptimistError) {
         try connection.exec("PRAGMA synchronous = FULL; UPDATE meta SET closed_cleanly = 1 WHERE one = 1")

@@ -9,11 +9,25 @@ enum Schema {
     /// "OPTM": marks a SQLite file as an Optimist store.
     static let applicationID: Int32 = 0x4F50_544D
 
+    /// One step of ``migrations``: SQL text, or Swift code for what SQL says badly.
+    enum Migration: Sendable {
+        case sql(String)
+        case code(@Sendable (Connection) throws(OptimistError) -> Void)
+
+        func run(_ c: Connection) throws(OptimistError) {
+            switch self {
+            case .sql(let text): try c.exec(text)
+            case .code(let body): try body(c)
+            }
+        }
+    }
+
     /// `migrations[v]` takes a file from version `v` to `v + 1`; a new file runs them all.
-    /// Version 2 is added by appending a step here (and teaching the loader its columns).
-    static let migrations: [String] = [
+    /// A new version is added by appending a step here (and teaching the loader its columns).
+    /// Steps are never edited once released: existing files ran them as they were.
+    static let migrations: [Migration] = [
         // 0 → 1: the first layout.
-        """
+        .sql("""
         CREATE TABLE meta(
             one INTEGER PRIMARY KEY CHECK (one = 1),
             client_id TEXT NOT NULL,
@@ -42,7 +56,9 @@ enum Schema {
             from_key TEXT NOT NULL,
             to_key TEXT NOT NULL,
             at_ms INTEGER NOT NULL);
-        """,
+        """),
+        // 1 → 2: ended statuses as 2-bit codes in chunks (see ``EndedChunks``), not a row each.
+        .code(endedToChunks),
     ]
 
     static var currentVersion: Int64 { Int64(migrations.count) }
@@ -68,7 +84,7 @@ enum Schema {
             } else {
                 throw OptimistError.corrupt("not an Optimist store (application id \(appID), version \(version))")
             }
-            for v in Int(fresh ? 0 : version)..<migrations.count { try c.exec(migrations[v]) }
+            for v in Int(fresh ? 0 : version)..<migrations.count { try migrations[v].run(c) }
             if fresh || version < currentVersion { try c.exec("PRAGMA user_version = \(currentVersion)") }
             if fresh {
                 let s = try c.prepare("INSERT INTO meta(one, client_id, next_mutation_id) VALUES (1, ?, 1)")
@@ -81,5 +97,40 @@ enum Schema {
             try? c.exec("ROLLBACK")
             throw error
         }
+    }
+}
+
+extension Schema {
+    /// Moves every `ended(id, status)` row into `ended_chunks` and drops `ended`. A row that
+    /// is not an ended status (a live or unknown status, a negative id) is `CORRUPT`, and the
+    /// file is left as it was (the caller's transaction rolls back).
+    @Sendable static func endedToChunks(_ c: Connection) throws(OptimistError) {
+        try c.exec("CREATE TABLE ended_chunks(chunk INTEGER PRIMARY KEY, bits BLOB NOT NULL)")
+        let rows = try c.prepare("SELECT id, status FROM ended ORDER BY id")
+        let put = try c.prepare("INSERT INTO ended_chunks(chunk, bits) VALUES (?, ?)")
+        var chunk: Int64 = -1
+        var bits = [UInt8]()
+        func flushChunk() throws(OptimistError) {
+            guard chunk >= 0 else { return }
+            put.bind(1, chunk)
+            put.bindBlob(2, bits)
+            try put.run()
+        }
+        while try rows.step() {
+            let raw = rows.int64(0)
+            guard raw >= 0, let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: rows.int64(1))), !status.isLive else {
+                throw .corrupt("ended mutation \(raw) has an unknown status")
+            }
+            let id = MutationID(raw)
+            if EndedChunks.chunk(of: id) != chunk {
+                try flushChunk()
+                chunk = EndedChunks.chunk(of: id)
+                bits = [UInt8](repeating: 0, count: EndedChunks.bytesPerChunk)
+            }
+            EndedChunks.set(&bits, id, status)
+        }
+        try flushChunk()
+        rows.reset()
+        try c.exec("DROP TABLE ended")
     }
 }

@@ -3,7 +3,8 @@ import OptimistCore
 /// Reads a whole store file into a ``StoreSnapshot``.
 ///
 /// Values are parsed straight from SQLite's buffers. Anything that does not decode (bad JSON,
-/// an unknown status) means the file is damaged: `CORRUPT`, never a half-loaded store.
+/// an unknown status, an ended chunk of the wrong size) means the file is damaged: `CORRUPT`,
+/// never a half-loaded store.
 enum SnapshotLoader {
     static func load(_ c: Connection) throws(OptimistError) -> StoreSnapshot {
         try c.exec("BEGIN")
@@ -69,13 +70,12 @@ enum SnapshotLoader {
         for i in live.indices { live[i].ops = try decoded[i].get() }
         snapshot.mutations = live
 
-        let ended = try c.prepare("SELECT id, status FROM ended")
+        // Ended statuses: 2-bit codes in chunks of ids (see ``EndedChunks``), in id order.
+        let ended = try c.prepare("SELECT chunk, bits FROM ended_chunks ORDER BY chunk")
         while try ended.step() {
-            let id = MutationID(bitPattern: ended.int64(0))
-            guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: ended.int64(1))), !status.isLive else {
-                throw .corrupt("ended mutation \(id) has an unknown status")
-            }
-            snapshot.ended.append((id, status))
+            let chunk = ended.int64(0)
+            guard ended.isBlob(1) else { throw .corrupt("ended chunk \(chunk) is not a blob") }
+            try ended.withBlob(1) { (bits) throws(OptimistError) in try EndedChunks.decode(chunk: chunk, bits, into: &snapshot.ended) }
         }
 
         let loaded = try c.prepare("SELECT coll, from_key, to_key, at_ms FROM loaded ORDER BY seq")

@@ -73,7 +73,7 @@ func readAll(_ path: String) -> [UInt8] {
         let dir = TempDir()
         for (i, damage) in ["UPDATE mutations SET ops = 'not json'", "UPDATE mutations SET status = 9",
                             "UPDATE records SET value = '[1]'", "DELETE FROM meta",
-                            "INSERT INTO ended VALUES (99, 1)"].enumerated() {
+                            "INSERT INTO ended_chunks VALUES (99, x'01')"].enumerated() {
             let path = dir.file("damaged-\(i).db")
             try withStore(path) { s throws in
                 try s.serverApply([.put(collection: "c", key: "k", value: ["a": 1])])
