@@ -99,7 +99,7 @@ final class BatchWriter {
             putMutation.bind(8, m.lastError)
             try putMutation.run()
         }
-        try writeEnded(batch.ended)
+        try writeEnded(batch.endedInOrder ? batch.ended : batch.ended.sorted { $0.id < $1.id })
         for (c, r) in batch.loaded {
             pruneLoaded.bind(1, c)
             pruneLoaded.bind(2, r.from)
@@ -117,15 +117,14 @@ final class BatchWriter {
 
 extension BatchWriter {
     /// Deletes the rows of ended mutations an earlier batch wrote, and sets their codes in
-    /// their chunks: ids in order, so each touched chunk is read (unless it is ``lastChunk``),
-    /// changed and written back once.
-    private func writeEnded(_ ended: [MutationID: MutationStatus]) throws(OptimistError) {
-        let sorted = ended.sorted(by: { $0.key < $1.key })
+    /// their chunks: `sorted` is in id order, so each touched chunk is read (unless it is
+    /// ``lastChunk``), changed and written back once.
+    private func writeEnded(_ sorted: [(id: MutationID, status: MutationStatus)]) throws(OptimistError) {
         var i = 0
         while i < sorted.count {
-            let chunk = EndedChunks.chunk(of: sorted[i].key)
+            let chunk = EndedChunks.chunk(of: sorted[i].id)
             if lastChunk?.chunk != chunk { lastChunk = (chunk, try readChunk(chunk)) }
-            while i < sorted.count, EndedChunks.chunk(of: sorted[i].key) == chunk {
+            while i < sorted.count, EndedChunks.chunk(of: sorted[i].id) == chunk {
                 let (id, status) = sorted[i]
                 if id <= writtenMaxID {
                     deleteMutation.bind(1, Int64(bitPattern: id))

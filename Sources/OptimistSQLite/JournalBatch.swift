@@ -15,7 +15,11 @@ struct JournalBatch {
     /// `nil` value: the confirmed record was deleted.
     var records: [RecordKey: Record?] = [:]
     var mutations: [MutationID: MutationRecord] = [:]
-    var ended: [MutationID: MutationStatus] = [:]
+    /// Ended mutations in the order they ended (a mutation ends once). Taps end ids in
+    /// increasing order, so ``endedInOrder`` usually stays true and the writer groups them by
+    /// chunk without sorting.
+    private(set) var ended: [(id: MutationID, status: MutationStatus)] = []
+    private(set) var endedInOrder = true
     var loaded: [(collection: Key, range: LoadedRange)] = []
     /// The highest mutation id seen, so the file's next id never falls behind an id handed out.
     var maxID: MutationID = 0
@@ -32,7 +36,8 @@ struct JournalBatch {
                 maxID = max(maxID, m.id)
             case .ended(let id, let status):
                 mutations.removeValue(forKey: id)
-                ended[id] = status
+                if let last = ended.last, id <= last.id { endedInOrder = false }
+                ended.append((id, status))
                 maxID = max(maxID, id)
             case .loaded(let c, let from, let to, let at):
                 loaded.append((c, LoadedRange(from: from, to: to, at: at)))

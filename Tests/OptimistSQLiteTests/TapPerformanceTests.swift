@@ -48,4 +48,26 @@ import Optimist
             print("perf: \(Self.count) taps (mutate + rollback) + flush \(elapsed) ms = \(elapsed > 0 ? Int64(Self.count) * 1000 / elapsed : 0) taps/s, CPU (all threads) \(cpuUsed) ms; file \(bytes) bytes; reopen \(reopenMs) ms")
         }
     }
+
+    /// Each tap written on its own (a flush after each): the writer's per-batch cost.
+    @Test func tapThenFlushEachTime() throws {
+        let dir = TempDir()
+        let path = dir.file("each.db")
+        let n = 2_000
+        var ids: [MutationID] = []
+        try withStore(path) { (s: Store) throws in
+            let t = monotonicMs(), cpu = cpuMs()
+            for i in 0..<n {
+                let id = try s.mutate([.put(collection: "todos", key: "t", value: ["n": .number(Double(i))])])
+                if i % 2 == 0 { try s.commit(id) } else { try s.rollback(id) }
+                try s.flush()
+                ids.append(id)
+            }
+            let elapsed = monotonicMs() - t, cpuUsed = cpuMs() - cpu
+            print("perf: \(n) x (tap + flush) \(elapsed) ms = \(elapsed > 0 ? Int64(n) * 1000 / elapsed : 0) taps/s, CPU (all threads) \(cpuUsed) ms")
+        }
+        try withStore(path) { (r: Store) throws in
+            for (i, id) in ids.enumerated() { #expect(try r.status(id) == (i % 2 == 0 ? .committed : .rolledBack)) }
+        }
+    }
 }
