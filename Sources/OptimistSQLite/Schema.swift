@@ -102,10 +102,12 @@ enum Schema {
 
 extension Schema {
     /// Moves every `ended(id, status)` row into `ended_chunks` and drops `ended`. A row that
-    /// is not an ended status (a live or unknown status, a negative id) is `CORRUPT`, and the
-    /// file is left as it was (the caller's transaction rolls back).
+    /// is not an ended status (a live or unknown status) is `CORRUPT`, as the version 1 loader
+    /// had it, and the file is left as it was (the caller's transaction rolls back).
     @Sendable static func endedToChunks(_ c: Connection) throws(OptimistError) {
         try c.exec("CREATE TABLE ended_chunks(chunk INTEGER PRIMARY KEY, bits BLOB NOT NULL)")
+        // Ids are u64 stored as their bit pattern; none reaches 2^63 in practice, and the
+        // order only keeps runs of one chunk together.
         let rows = try c.prepare("SELECT id, status FROM ended ORDER BY id")
         let put = try c.prepare("INSERT INTO ended_chunks(chunk, bits) VALUES (?, ?)")
         var chunk: Int64 = -1
@@ -117,11 +119,10 @@ extension Schema {
             try put.run()
         }
         while try rows.step() {
-            let raw = rows.int64(0)
-            guard raw >= 0, let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: rows.int64(1))), !status.isLive else {
-                throw .corrupt("ended mutation \(raw) has an unknown status")
+            let id = MutationID(bitPattern: rows.int64(0))
+            guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: rows.int64(1))), !status.isLive else {
+                throw .corrupt("ended mutation \(id) has an unknown status")
             }
-            let id = MutationID(raw)
             if EndedChunks.chunk(of: id) != chunk {
                 try flushChunk()
                 chunk = EndedChunks.chunk(of: id)
