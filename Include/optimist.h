@@ -265,6 +265,52 @@ int optimist_batch_put(optimist_batch *b, const char *coll, const char *key, con
 int optimist_batch_patch(optimist_batch *b, const char *coll, const char *key, const char *json);
 
 /*
+** A record's field given by value, for optimist_batch_put_fields and optimist_batch_patch_fields:
+** the record is built from the fields directly, with no JSON to format or parse (and no escaping
+** to get wrong). name and text are NUL-terminated UTF-8, borrowed for the call. type says which
+** value counts:
+**
+**   OPTIMIST_FIELD_NULL    JSON null (in a patch: removes the field)
+**   OPTIMIST_FIELD_BOOL    true when number is not 0, else false
+**   OPTIMIST_FIELD_NUMBER  number (finite)
+**   OPTIMIST_FIELD_TEXT    the string text
+**
+** Nested objects and arrays need JSON (optimist_batch_put). 64-bit platforms only.
+*/
+#define OPTIMIST_FIELD_NULL   0
+#define OPTIMIST_FIELD_BOOL   1
+#define OPTIMIST_FIELD_NUMBER 2
+#define OPTIMIST_FIELD_TEXT   3
+
+typedef struct optimist_field {
+    const char *name;
+    const char *text;
+    double number;
+    int type;
+} optimist_field;
+
+/*
+** Appends an op that replaces record key of collection coll with the flat record made of the
+** count fields (an object with those members; a repeated name: the last one wins). Reads the same
+** as optimist_batch_put of the equivalent JSON, at a fraction of the cost.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (b, coll or key NULL, fields NULL with count > 0, a field's
+** name NULL, a text field's text NULL, an unknown type); OPTIMIST_INVALID (a string is not UTF-8,
+** a number is NaN or infinite). On failure the batch is unchanged.
+*/
+int optimist_batch_put_fields(optimist_batch *b, const char *coll, const char *key,
+                              const optimist_field *fields, size_t count);
+
+/*
+** Appends an RFC 7396 merge patch made of the count fields (see optimist_batch_patch): each field
+** sets that member; an OPTIMIST_FIELD_NULL field removes it.
+**
+** Returns as optimist_batch_put_fields.
+*/
+int optimist_batch_patch_fields(optimist_batch *b, const char *coll, const char *key,
+                                const optimist_field *fields, size_t count);
+
+/*
 ** Appends an op that removes the record (no error when it is absent).
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (b, coll or key NULL); OPTIMIST_INVALID (not UTF-8).

@@ -16,7 +16,7 @@ func optionalText(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(Optim
     return try utf8(p, what)
 }
 
-/// A required key, collection or field name: validated and hashed in one pass over its bytes.
+/// A required key, collection, field or view name.
 func key(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> Key {
     guard let p else { throw .misuse("\(what) is NULL") }
     let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
@@ -26,7 +26,7 @@ func key(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError)
         high |= b
     }
     if high >= 0x80 && !isValidUTF8(bytes) { throw .invalid("\(what) is not valid UTF-8") }
-    return Key(String(decoding: bytes, as: UTF8.self), bytesHash: h)
+    return Key(stringFromValidUTF8(bytes), bytesHash: h)
 }
 
 /// A key prefix; NULL means "" (every key).
@@ -39,7 +39,7 @@ private func utf8(_ p: UnsafePointer<CChar>, _ what: StaticString) throws(Optimi
     // The core's validator: the standard library's validating initializer is generic and
     // several times slower on this hot path (every key of every op).
     guard isValidUTF8(bytes) else { throw .invalid("\(what) is not valid UTF-8") }
-    return String(decoding: bytes, as: UTF8.self)
+    return stringFromValidUTF8(bytes)
 }
 
 /// A required JSON object argument, parsed straight from the caller's bytes (the parser

@@ -38,7 +38,7 @@ public func optimist_view_define(_ handle: OpaquePointer?, _ name: UnsafePointer
 public func optimist_view_get(_ handle: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ outValue: UnsafeMutablePointer<Double>?) -> Int32 {
     guarded { () throws(OptimistError) in
         let s = try store(handle)
-        let n = try text(name, "name")
+        let n = try key(name, "name")
         let out = try out(outValue, "out")
         out.pointee = try s.viewValue(n)
     }

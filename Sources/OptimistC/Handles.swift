@@ -8,21 +8,15 @@ import Synchronization
 // batch passed where a store is expected (or a freed batch whose memory was not reused) is
 // caught as MISUSE instead of being read as the wrong class.
 //
-// Why store boxes are never freed: `optimist_close` releases the store but leaves the header
-// and box behind as a tombstone, so any later call with the same pointer reads "closed" and
-// returns MISUSE rather than touching freed memory. The cost is a few dozen bytes per store
-// opened in the life of the process.
+// Why store handles are never freed: `optimist_close` closes the store (which drops its records
+// and releases its file) but leaves the header and the emptied store behind as a tombstone, so
+// any later call with the same pointer reads "closed" and returns MISUSE rather than touching
+// freed memory. The cost is a few hundred bytes per store opened in the life of the process.
 
 private let storeMagic: UInt64 = 0x4F50_5453_544F_5245  // "OPTSTORE"
 private let batchMagic: UInt64 = 0x4F50_5442_4154_4348  // "OPTBATCH"
 private let deadMagic: UInt64 = 0x4F50_5444_4541_4421   // "OPTDEAD!"
 private let headerSize = 16
-
-/// What a store handle points at. The store is nil once closed.
-final class StoreBox: Sendable {
-    let store: Mutex<Store?>
-    init(_ store: Store) { self.store = Mutex(store) }
-}
 
 /// What a batch handle points at: the ops added so far. A batch is not locked: it may be read
 /// by several calls at once but must not be changed while another thread uses it.
@@ -37,10 +31,12 @@ private func makeHandle(magic: UInt64, _ object: AnyObject) -> OpaquePointer {
     return OpaquePointer(raw)
 }
 
-private func object(_ handle: OpaquePointer, magic: UInt64) -> AnyObject? {
+/// The object behind a handle whose header carries `magic`. Each magic word is only ever
+/// written with objects of one class, so the word is the type check (no dynamic cast per call).
+private func object<T: AnyObject>(_ handle: OpaquePointer, magic: UInt64, as: T.Type) -> T? {
     let raw = UnsafeMutableRawPointer(handle)
     guard raw.load(as: UInt64.self) == magic else { return nil }
-    return Unmanaged<AnyObject>.fromOpaque(raw.load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self)).takeUnretainedValue()
+    return Unmanaged<T>.fromOpaque(raw.load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self)).takeUnretainedValue()
 }
 
 /// Every store handle ever made, by address. Tombstones are meant to live as long as the
@@ -49,24 +45,23 @@ private func object(_ handle: OpaquePointer, magic: UInt64) -> AnyObject? {
 private let storeHandles = Mutex<[UInt]>([])
 
 func makeStoreHandle(_ store: Store) -> OpaquePointer {
-    let handle = makeHandle(magic: storeMagic, StoreBox(store))
+    let handle = makeHandle(magic: storeMagic, store)
     storeHandles.withLock { $0.append(UInt(bitPattern: UnsafeMutableRawPointer(handle))) }
     return handle
 }
 
-/// The box behind a store handle (open or closed). NULL or not a store handle: `.misuse`.
-func storeBox(_ handle: OpaquePointer?) throws(OptimistError) -> StoreBox {
+/// The store behind a handle, open or closed. NULL or not a store handle: `.misuse`.
+func anyStore(_ handle: OpaquePointer?) throws(OptimistError) -> Store {
     guard let handle else { throw .misuse("the store handle is NULL") }
-    guard let box = object(handle, magic: storeMagic) as? StoreBox else {
-        throw .misuse("not a store handle")
-    }
-    return box
+    guard let s = object(handle, magic: storeMagic, as: Store.self) else { throw .misuse("not a store handle") }
+    return s
 }
 
-/// The open store behind a handle: NULL, not a store, or closed: `.misuse`.
+/// The open store behind a handle: NULL, not a store, or closed: `.misuse`. (A store closed by
+/// another thread after this check still refuses the call: the store checks under its lock.)
 func store(_ handle: OpaquePointer?) throws(OptimistError) -> Store {
-    let box = try storeBox(handle)
-    guard let s = box.store.withLock({ $0 }) else { throw .misuse("the store is closed") }
+    let s = try anyStore(handle)
+    guard !s.isClosed else { throw .misuse("the store is closed") }
     return s
 }
 
@@ -77,7 +72,7 @@ func makeBatchHandle() -> OpaquePointer {
 /// The box behind a batch handle. NULL or not a (live) batch handle: `.misuse`.
 func batchBox(_ handle: OpaquePointer?) throws(OptimistError) -> BatchBox {
     guard let handle else { throw .misuse("the batch handle is NULL") }
-    guard let box = object(handle, magic: batchMagic) as? BatchBox else {
+    guard let box = object(handle, magic: batchMagic, as: BatchBox.self) else {
         throw .misuse("not a batch handle (or a freed one)")
     }
     return box

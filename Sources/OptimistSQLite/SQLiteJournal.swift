@@ -105,7 +105,7 @@ final class WriterState: @unchecked Sendable {
             let wake = queue.isEmpty && writerIdle && !stalled
             queue.append(contentsOf: entries)
             appended += 1
-            if !spent.isEmpty { spent.removeLast(min(spent.count, 4 * entries.count + 8)) }
+            if !spent.isEmpty { spent.removeLast(min(spent.count, entries.count + 2)) }
             if wake { monitor.broadcast() }
         }
     }

@@ -6,7 +6,7 @@ extension Statement {
     /// Binds a copy of `bytes` (SQLite's `SQLITE_TRANSIENT`, spelled -1 in C); never empty here.
     func bindBlob(_ i: Int32, _ bytes: [UInt8]) {
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-        bytes.withUnsafeBytes { sqlite3_bind_blob(stmt, i, $0.baseAddress, Int32($0.count), transient) }
+        _ = bytes.withUnsafeBytes { sqlite3_bind_blob(stmt, i, $0.baseAddress, Int32($0.count), transient) }
     }
 
     /// Whether the column holds a blob (not text, a number or NULL).

@@ -2,21 +2,37 @@ extension Engine {
     func mutate(_ ops: [Op], dedupeKey: String?, policy: FailurePolicy) throws(OptimistError) -> MutationID {
         guard !ops.isEmpty else { throw .misuse("a mutation needs at least one op") }
         if let dedupeKey, let existing = dedupe[dedupeKey] { throw .duplicate(existing: existing) }
-        let results = try evaluate(ops, on: { c, k in c.visible[k] }, skipFailing: false)
-
         let id = nextID
+        if ops.count == 1 {
+            // Most taps change one record: no results array, one lookup of the collection.
+            let op = ops[0]
+            let c = collection(op.collection)
+            let value = try op.apply(to: c.visible[op.key]).get()
+            start(id, ops, dedupeKey: dedupeKey, policy: policy)
+            stage(id, c, op.key, value)
+        } else {
+            let results = try evaluate(ops, on: { c, k in c.visible[k] }, skipFailing: false)
+            start(id, ops, dedupeKey: dedupeKey, policy: policy)
+            for (c, key, value) in results { stage(id, c, key, value) }
+        }
+        return id
+    }
+
+    /// Makes mutation `id` live (the ops already evaluated; nothing can fail from here on).
+    private func start(_ id: MutationID, _ ops: [Op], dedupeKey: String?, policy: FailurePolicy) {
         nextID += 1
         let m = LiveMutation(record: MutationRecord(id: id, ops: ops, dedupeKey: dedupeKey, policy: policy))
         live[id] = m
-        for (c, key, value) in results {
-            noteTouch(c, key)
-            c.chains[key, default: PendingChain()].append(id)
-            setVisible(c, key, value)
-        }
         due.append(id)
         if let dedupeKey { dedupe[dedupeKey] = id }
         log(.mutation(m.record))
-        return id
+    }
+
+    /// Puts live mutation `id` on `key`'s chain and shows its result.
+    @inline(__always) private func stage(_ id: MutationID, _ c: CollectionState, _ key: Key, _ value: Record?) {
+        noteTouch(c, key)
+        c.chains[key, default: PendingChain()].append(id)
+        setVisible(c, key, value)
     }
 
     /// Takes a live mutation out of `P` for good.

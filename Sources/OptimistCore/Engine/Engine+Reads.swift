@@ -20,11 +20,11 @@ extension Engine {
         return out
     }
 
-    func defineView(name: String, collection: Key, prefix: Key, kind: ViewKind) {
+    func defineView(name: Key, collection: Key, prefix: Key, kind: ViewKind) {
         if let old = views[name], let c = collections[old.collection] {
             c.views.removeAll { $0 === old }
         }
-        let v = ViewState(name: name, collection: collection, prefix: prefix, kind: kind)
+        let v = ViewState(name: name.string, collection: collection, prefix: prefix, kind: kind)
         let c = self.collection(collection)
         for (k, r) in c.visible where k.hasBytePrefix(prefix) { v.value += v.contribution(r) }
         c.views.append(v)

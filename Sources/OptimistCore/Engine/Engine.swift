@@ -64,7 +64,8 @@ final class Engine {
     var retryPolicy = RetryPolicy()
     let jitterSeed: UInt64
     var freshness: [Key: Freshness] = [:]
-    var views: [String: ViewState] = [:]
+    /// By name; a `Key` so that a read hashes the name's bytes once, cheaply.
+    var views: [Key: ViewState] = [:]
     var subscriptions: [UInt64: Subscription] = [:]
     var nextSubscription: UInt64 = 1
     var closed = false

@@ -78,10 +78,9 @@ public struct JSONParser {
     mutating func object(depth: Int) throws(Failure) -> JSON {
         if depth > Self.maxDepth { throw fail("nesting too deep") }
         i += 1
-        // Members are gathered first so the dictionary is built once at its final size
-        // (growing it member by member rehashes it several times: most of a parse's cost).
-        var pairs = [Member]()
-        pairs.reserveCapacity(8)
+        // Built in place, sized for up to 12 members so most records never rehash (gathering
+        // members in an array first and sizing the dictionary exactly cost more: callgrind).
+        var members = [Key: JSON](minimumCapacity: 8)
         skipSpace()
         if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; return .object([:]) }
         while true {
@@ -92,16 +91,11 @@ public struct JSONParser {
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1
             skipSpace()
-            pairs.append(Member(key: name, value: try value(depth: depth)))
+            members[name] = try value(depth: depth)  // a repeated name: the last one wins
             skipSpace()
             guard i < bytes.count else { throw fail("unexpected end of input") }
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "}") {
-                i += 1
-                var members = [Key: JSON](minimumCapacity: pairs.count)
-                for m in pairs { members[m.key] = m.value }  // a repeated name: the last one wins
-                return .object(members)
-            }
+            if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
             throw fail("expected ',' or '}'")
         }
     }
@@ -155,24 +149,40 @@ public struct JSONParser {
     mutating func string(hash: UnsafeMutablePointer<UInt64>?) throws(Failure) -> String {
         i += 1
         let start = i
+        // Fast path: no escapes; UTF-8 validated only when a byte is not ASCII. A local index
+        // and base pointer keep the loops in registers; values skip the key hash and go eight
+        // bytes at a time while no byte is special.
+        let n = bytes.count
+        guard let base = bytes.baseAddress else { throw fail("unterminated string") }
+        var j = start
         var high: UInt8 = 0
         var h = Key.hashSeed
-        // Fast path: no escapes; UTF-8 validated only when a byte is not ASCII.
-        while i < bytes.count {
-            let c = bytes[i]
-            if c == UInt8(ascii: "\"") {
-                let slice = UnsafeBufferPointer(rebasing: bytes[start..<i])
-                if high >= 0x80 { guard isValidUTF8(slice) else { throw fail("invalid UTF-8 in string") } }
-                i += 1
-                hash?.pointee = h
-                return String(decoding: slice, as: UTF8.self)
+        if hash != nil {
+            while j < n {
+                let c = base[j]
+                if c == 0x22 || c == 0x5C || c < 0x20 { break }
+                high |= c
+                h = Key.hashStep(h, c)
+                j += 1
             }
-            if c == UInt8(ascii: "\\") { break }
-            if c < 0x20 { throw fail("control character in string") }
-            high |= c
-            h = Key.hashStep(h, c)
-            i += 1
+        } else {
+            while j + 8 <= n, !hasSpecialByte(UnsafeRawPointer(base + j).loadUnaligned(as: UInt64.self)) { j += 8 }
+            while j < n {
+                let c = base[j]
+                if c == 0x22 || c == 0x5C || c < 0x20 { break }
+                high |= c
+                j += 1
+            }
         }
+        i = j
+        if j < n && base[j] == 0x22 {
+            let slice = UnsafeBufferPointer(start: base + start, count: j - start)
+            if high >= 0x80 { guard isValidUTF8(slice) else { throw fail("invalid UTF-8 in string") } }
+            i += 1
+            hash?.pointee = h
+            return stringFromValidUTF8(slice)
+        }
+        if j < n && base[j] < 0x20 { throw fail("control character in string") }
         var out = [UInt8](UnsafeBufferPointer(rebasing: bytes[start..<i]))
         while i < bytes.count {
             let c = bytes[i]
@@ -257,13 +267,26 @@ public struct JSONParser {
         return d
     }
 
-    /// A struct, not a tuple: arrays of tuples look up their type metadata at run time.
-    struct Member {
-        var key: Key
-        var value: JSON
-    }
-
     @inline(__always) func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
+}
+
+/// Whether any byte of `w` is '"', '\\', below 0x20 or at least 0x80. SWAR: after the XOR a
+/// byte is zero exactly where it matched, and subtracting 0x01 (0x20) from each byte sets the
+/// top bit of a byte that was zero (below 0x20); bytes at 0x80 and above are caught directly.
+@inline(__always) func hasSpecialByte(_ w: UInt64) -> Bool {
+    let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+    let q = w ^ (ones &* 0x22), b = w ^ (ones &* 0x5C)
+    let found = ((q &- ones) | (b &- ones) | (w &- ones &* 0x20)) & ~w & highs
+    return found | (w & highs) != 0
+}
+
+/// A string from bytes known to be valid UTF-8. Short ASCII strings (most keys and field
+/// values) are built inline without the second validation pass `String(decoding:)` makes.
+@inlinable public func stringFromValidUTF8(_ b: UnsafeBufferPointer<UInt8>) -> String {
+    String(unsafeUninitializedCapacity: b.count) { out in
+        if let base = b.baseAddress { out.baseAddress!.update(from: base, count: b.count) }
+        return b.count
+    }
 }
 
 /// Whether `b` is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF).

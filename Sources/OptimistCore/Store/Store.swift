@@ -8,6 +8,9 @@ import Synchronization
 public final class Store: Sendable {
     private let state: Mutex<Engine>
     private let sink: (any JournalSink)?
+    /// Mirrors the engine's `closed`, for a check without the lock (the C boundary's per-call
+    /// handle check); calls still check under the lock.
+    private let closedFlag = Atomic<Bool>(false)
     /// The stable id of this store, sent with each mutation id as the idempotency key.
     public let clientID: String
 
@@ -164,10 +167,13 @@ public final class Store: Sendable {
     /// Defines (or redefines) an aggregate over the visible records of `collection` whose key
     /// starts with `prefix`, maintained on every change; read it with ``viewValue(_:)``.
     public func defineView(_ name: String, collection: Key, prefix: Key = "", kind: ViewKind) throws(OptimistError) {
-        try read { e in e.defineView(name: name, collection: collection, prefix: prefix, kind: kind) }
+        try read { e in e.defineView(name: Key(name), collection: collection, prefix: prefix, kind: kind) }
     }
 
-    public func viewValue(_ name: String) throws(OptimistError) -> Double {
+    public func viewValue(_ name: String) throws(OptimistError) -> Double { try viewValue(Key(name)) }
+
+    /// The same read with the name as a key, for callers that already hold one.
+    public func viewValue(_ name: Key) throws(OptimistError) -> Double {
         try read { e throws(OptimistError) in
             guard let v = e.views[name] else { throw .notFound("no view \(name)") }
             return v.value
@@ -213,14 +219,19 @@ public final class Store: Sendable {
         try sink?.flush()
     }
 
-    /// Flushes and closes; later calls throw `.misuse`. Closing twice is a no-op.
+    /// Flushes and closes; later calls throw `.misuse`. Closing twice is a no-op. The records
+    /// are dropped, so a closed store kept referenced holds next to no memory.
     public func close() throws(OptimistError) {
         let wasOpen = state.withLock { e in
-            defer { e.closed = true }
-            return !e.closed
+            guard !e.closed else { return false }
+            e = Engine(clientID: e.clientID, journaling: false)
+            e.closed = true
+            return true
         }
-        if wasOpen { try sink?.close() }
+        guard wasOpen else { return }
+        closedFlag.store(true, ordering: .releasing)
+        try sink?.close()
     }
 
-    public var isClosed: Bool { state.withLock { $0.closed } }
+    public var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
 }
