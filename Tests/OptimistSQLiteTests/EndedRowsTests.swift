@@ -42,4 +42,34 @@ import Optimist
             #expect(try s.confirmed("c", "d") == ["v": 4])
         }
     }
+
+    /// A mutation handed out (so logged twice) and ended before the writer took either entry,
+    /// next to one that stays in flight: the queue keeps the ended one as ended only, and the
+    /// other with its latest state.
+    @Test func mutationsLoggedTwiceAndEndedBeforeAnyWrite() throws {
+        let dir = TempDir()
+        let path = dir.file("s.optimist")
+        var ids: [MutationID] = []
+        try withStore(path) { (s: Store) throws in
+            let ended = try s.mutate([.put(collection: "c", key: "a", value: ["v": 1])])
+            let flying = try s.mutate([.put(collection: "c", key: "b", value: ["v": 2])])
+            #expect(try s.outboxNext(now: 0)?.id == ended)
+            #expect(try s.outboxNext(now: 0)?.id == flying)
+            try s.fail(ended, transient: false, reason: "refused", now: 0)
+            let committed = try s.mutate([.incr(collection: "c", key: "n", field: "x", delta: 2)])
+            try s.commit(committed)
+            ids = [ended, flying, committed]
+        }
+        try withStore(path) { (s: Store) throws in
+            #expect(try s.status(ids[0]) == .rolledBack)
+            #expect(try s.status(ids[2]) == .committed)
+            #expect(try s.pendingCount() == 1)
+            // Reopened in flight: it comes back pending, with its one send counted.
+            #expect(try s.status(ids[1]) == .pending)
+            #expect(try s.mutation(ids[1]).attempts == 1)
+            #expect(try s.get("c", "a") == nil)
+            #expect(try s.get("c", "b") == ["v": 2])
+            #expect(try s.confirmed("c", "n") == ["x": 2])
+        }
+    }
 }
