@@ -61,11 +61,12 @@ void existing_log(int i, int n, char key[32], char day[16], char habit[16]) {
     snprintf(key, 32, "%s/%s", day, habit);
 }
 
-void tap_log(int seq, int n, char key[32], char day[16], char habit[16]) {
+void tap_pick(int seq, int n, char day[16], char habit[16]) {
     snprintf(day, 16, "d%06d", today_index(n));
     snprintf(habit, 16, "t%06d", seq);
-    snprintf(key, 32, "%s/%s", day, habit);
 }
+
+void log_key(char key[32], const char *day, const char *habit) { snprintf(key, 32, "%s/%s", day, habit); }
 
 int log_json(char *out, size_t cap, const char *day, const char *habit, long long seq) {
     return snprintf(out, cap, "{\"habit\":\"%s\",\"day\":\"%s\",\"done\":1,\"at\":%lld,\"note\":\"%s\"}",

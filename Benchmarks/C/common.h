@@ -29,7 +29,12 @@ void emit(const char *prefix, summary s);
 
 int today_index(int n);
 void existing_log(int i, int n, char key[32], char day[16], char habit[16]);
-void tap_log(int seq, int n, char key[32], char day[16], char habit[16]);
+/* Which log tap `seq` adds: today and a new habit id. The app knows these when the user taps,
+ * so both flows pick them before the clock starts; each formats its key (and the optimistic
+ * flow its record) inside the timed part. */
+void tap_pick(int seq, int n, char day[16], char habit[16]);
+/* The key "<day>/<habit>". */
+void log_key(char key[32], const char *day, const char *habit);
 /* The record as JSON; returns its length. */
 int log_json(char *out, size_t cap, const char *day, const char *habit, long long seq);
 

@@ -72,14 +72,32 @@ static optimist_store *open_logs(const char *path, int n, int *file_backed) {
     return s;
 }
 
-/* One optimistic tap, as an app writes it: build the op, mutate, read the view. */
-static double optimistic_tap(optimist_store *s, int n, int seq, uint64_t *id) {
-    char key[32], day[16], habit[16], json[256];
-    tap_log(seq, n, key, day, habit);
-    log_json(json, sizeof json, day, habit, seq);
+/* The tapped log's record as typed fields (optimist_field): what a C app fills from its own
+ * struct. `at` and the strings must outlive the call that reads the fields. */
+static void log_fields(optimist_field f[5], const char *day, const char *habit, long long seq) {
+    f[0] = (optimist_field){"habit", habit, 0, OPTIMIST_FIELD_TEXT};
+    f[1] = (optimist_field){"day", day, 0, OPTIMIST_FIELD_TEXT};
+    f[2] = (optimist_field){"done", NULL, 1, OPTIMIST_FIELD_NUMBER};
+    f[3] = (optimist_field){"at", NULL, (double)(LOG_AT + seq), OPTIMIST_FIELD_NUMBER};
+    f[4] = (optimist_field){"note", LOG_NOTE, 0, OPTIMIST_FIELD_TEXT};
+}
+
+/* One optimistic tap, as a C app writes it: format the key, fill the record's fields (or, with
+ * `json`, format the record as JSON with snprintf), build the batch, mutate, read the view. */
+static double optimistic_tap(optimist_store *s, const char *day, const char *habit, int seq, int json, uint64_t *id) {
+    char key[32];
+    log_key(key, day, habit);
     optimist_batch *b = NULL;
     ok(optimist_batch_new(&b), "batch_new");
-    ok(optimist_batch_put(b, "logs", key, json), "batch_put");
+    if (json) {
+        char text[256];
+        log_json(text, sizeof text, day, habit, seq);
+        ok(optimist_batch_put(b, "logs", key, text), "batch_put");
+    } else {
+        optimist_field f[5];
+        log_fields(f, day, habit, seq);
+        ok(optimist_batch_put_fields(b, "logs", key, f, 5), "batch_put_fields");
+    }
     ok(optimist_mutate(s, b, NULL, id), "mutate");
     optimist_batch_free(b);
     double v = 0;
@@ -105,29 +123,36 @@ static void reload_vs_optimistic(int n) {
     uint64_t *rs = samples((size_t)reload_reps);
     int count = 0, rseq = 0, rdone = 0;
 #ifdef HAVE_OPTIMIST
-    int opt_reps = full ? 10000 : 5000, owarm = opt_reps / 10, file_backed = 0, oseq = 0, odone = 0;
+    int opt_reps = full ? 10000 : 5000, owarm = opt_reps / 10, file_backed = 0, oseq = 0, odone[2] = {0, 0};
     snprintf(path, sizeof path, "%s/opt-c-%d.optimist", dir, n);
     optimist_store *st = open_logs(path, n, &file_backed);
-    uint64_t *os = samples((size_t)opt_reps);
+    uint64_t *os[2] = {samples((size_t)opt_reps), samples((size_t)opt_reps)};
     double v = 0;
 #endif
     for (int block = -1; block < BLOCKS; block++) {  /* block -1: warm-up, discarded */
         int rn = block < 0 ? warm : reload_reps / BLOCKS;
         for (int i = 0; i < rn; i++, rseq++) {
+            char day[16], habit[16];
+            tap_pick(rseq, n, day, habit);
             uint64_t t0 = now_ns();
-            count = reload_tap(r, rseq);
+            count = reload_tap(r, day, habit, rseq);
             uint64_t t = now_ns() - t0;
             reload_undo(r, rseq);
             if (block >= 0) rs[rdone++] = t;
         }
 #ifdef HAVE_OPTIMIST
+        /* Both optimistic variants in each block: fields (the headline), then JSON. */
         int on = block < 0 ? owarm : opt_reps / BLOCKS;
-        for (int i = 0; i < on; i++, oseq++) {
-            uint64_t id = 0, t0 = now_ns();
-            v = optimistic_tap(st, n, oseq, &id);
-            uint64_t t = now_ns() - t0;
-            ok(optimist_rollback(st, id, NULL), "rollback");
-            if (block >= 0) os[odone++] = t;
+        for (int json = 0; json < 2; json++) {
+            for (int i = 0; i < on; i++, oseq++) {
+                char day[16], habit[16];
+                tap_pick(oseq, n, day, habit);
+                uint64_t id = 0, t0 = now_ns();
+                v = optimistic_tap(st, day, habit, oseq, json, &id);
+                uint64_t t = now_ns() - t0;
+                ok(optimist_rollback(st, id, NULL), "rollback");
+                if (block >= 0) os[json][odone[json]++] = t;
+            }
         }
 #endif
     }
@@ -143,58 +168,68 @@ static void reload_vs_optimistic(int n) {
         fprintf(stderr, "c: reload counted %d, the view says %g\n", count, v);
         exit(1);
     }
-    snprintf(prefix, sizeof prefix,
-             "\"section\":\"reload_vs_optimistic\",\"host\":\"c\",\"kind\":\"optimistic\",\"n\":%d,\"store\":\"%s\",\"today_count\":%d",
-             n, file_backed ? "file" : "memory", (int)v);
-    emit(prefix, summarize(os, (size_t)odone));
-    free(os);
+    const char *kinds[] = {"optimistic", "optimistic_json"}, *apis[] = {"fields", "json"};
+    for (int json = 0; json < 2; json++) {
+        snprintf(prefix, sizeof prefix,
+                 "\"section\":\"reload_vs_optimistic\",\"host\":\"c\",\"kind\":\"%s\",\"api\":\"%s\",\"n\":%d,\"store\":\"%s\",\"today_count\":%d",
+                 kinds[json], apis[json], n, file_backed ? "file" : "memory", (int)v);
+        emit(prefix, summarize(os[json], (size_t)odone[json]));
+        free(os[json]);
+    }
 #endif
 }
 
 #ifdef HAVE_OPTIMIST
-/* Where an optimistic tap's time goes (n logs): formatting the record (snprintf), building the
- * batch (optimist_batch_new + put: JSON parse), mutate, the view read, freeing the batch; then
- * the whole tap on a file-backed and on an in-memory store, to show the background writer's share. */
+/* Where an optimistic tap's time goes (n logs), for both ways of giving the record: preparing
+ * it (the key and the fields, or the key and the JSON text), building the batch
+ * (optimist_batch_new + put_fields / put, the JSON parse for the latter), mutate, the view read,
+ * freeing the batch; each on a file-backed and on an in-memory store, to show the background
+ * writer's share. */
 static void breakdown(int n) {
     int reps = full ? 20000 : 5000;
     char path[4096], prefix[256];
-    const char *names[] = {"format_json", "batch_new_put", "mutate", "view_get", "batch_free", "tap_total"};
-    for (int mem = 0; mem < 2; mem++) {
-        int file_backed = 0;
-        snprintf(path, sizeof path, "%s/breakdown-c-%d.optimist", dir, n);
-        optimist_store *st = open_logs(mem ? NULL : path, n, &file_backed);
-        uint64_t *t[6];
-        for (int i = 0; i < 6; i++) t[i] = samples((size_t)reps);
-        for (int s = 0; s < reps + reps / 10; s++) {
-            char key[32], day[16], habit[16], json[256];
-            optimist_batch *b = NULL;
-            uint64_t id = 0, t0 = now_ns();
-            tap_log(s, n, key, day, habit);
-            log_json(json, sizeof json, day, habit, s);
-            uint64_t t1 = now_ns();
-            ok(optimist_batch_new(&b), "batch_new");
-            ok(optimist_batch_put(b, "logs", key, json), "batch_put");
-            uint64_t t2 = now_ns();
-            ok(optimist_mutate(st, b, NULL, &id), "mutate");
-            uint64_t t3 = now_ns();
-            double v;
-            ok(optimist_view_get(st, "today", &v), "view_get");
-            uint64_t t4 = now_ns();
-            optimist_batch_free(b);
-            uint64_t t5 = now_ns();
-            ok(optimist_rollback(st, id, NULL), "rollback");
-            if (s >= reps / 10) {
-                int k = s - reps / 10;
-                t[0][k] = t1 - t0; t[1][k] = t2 - t1; t[2][k] = t3 - t2; t[3][k] = t4 - t3; t[4][k] = t5 - t4;
-                t[5][k] = t5 - t0;
+    const char *names[] = {"prepare_record", "batch_new_put", "mutate", "view_get", "batch_free", "tap_total"};
+    for (int json = 0; json < 2; json++) {
+        for (int mem = 0; mem < 2; mem++) {
+            int file_backed = 0;
+            snprintf(path, sizeof path, "%s/breakdown-c-%d.optimist", dir, n);
+            optimist_store *st = open_logs(mem ? NULL : path, n, &file_backed);
+            uint64_t *t[6];
+            for (int i = 0; i < 6; i++) t[i] = samples((size_t)reps);
+            for (int s = 0; s < reps + reps / 10; s++) {
+                char key[32], day[16], habit[16], text[256];
+                optimist_field f[5];
+                optimist_batch *b = NULL;
+                tap_pick(s, n, day, habit);
+                uint64_t id = 0, t0 = now_ns();
+                log_key(key, day, habit);
+                if (json) log_json(text, sizeof text, day, habit, s); else log_fields(f, day, habit, s);
+                uint64_t t1 = now_ns();
+                ok(optimist_batch_new(&b), "batch_new");
+                ok(json ? optimist_batch_put(b, "logs", key, text) : optimist_batch_put_fields(b, "logs", key, f, 5), "put");
+                uint64_t t2 = now_ns();
+                ok(optimist_mutate(st, b, NULL, &id), "mutate");
+                uint64_t t3 = now_ns();
+                double v;
+                ok(optimist_view_get(st, "today", &v), "view_get");
+                uint64_t t4 = now_ns();
+                optimist_batch_free(b);
+                uint64_t t5 = now_ns();
+                ok(optimist_rollback(st, id, NULL), "rollback");
+                if (s >= reps / 10) {
+                    int k = s - reps / 10;
+                    t[0][k] = t1 - t0; t[1][k] = t2 - t1; t[2][k] = t3 - t2; t[3][k] = t4 - t3; t[4][k] = t5 - t4;
+                    t[5][k] = t5 - t0;
+                }
             }
-        }
-        ok(optimist_close(st), "close");
-        for (int i = 0; i < 6; i++) {
-            snprintf(prefix, sizeof prefix, "\"section\":\"breakdown\",\"host\":\"c\",\"part\":\"%s\",\"n\":%d,\"store\":\"%s\"",
-                     names[i], n, file_backed ? "file" : "memory");
-            emit(prefix, summarize(t[i], (size_t)reps));
-            free(t[i]);
+            ok(optimist_close(st), "close");
+            for (int i = 0; i < 6; i++) {
+                snprintf(prefix, sizeof prefix,
+                         "\"section\":\"breakdown\",\"host\":\"c\",\"part\":\"%s\",\"api\":\"%s\",\"n\":%d,\"store\":\"%s\"",
+                         names[i], json ? "json" : "fields", n, file_backed ? "file" : "memory");
+                emit(prefix, summarize(t[i], (size_t)reps));
+                free(t[i]);
+            }
         }
     }
 }
@@ -272,7 +307,9 @@ static void reload_breakdown(int n) {
     uint64_t *tw = samples((size_t)reps), *tr = samples((size_t)reps);
     for (int s = 0; s < reps + 20; s++) {
         unsigned long long w, rd;
-        reload_tap_split(r, s, &w, &rd);
+        char day[16], habit[16];
+        tap_pick(s, n, day, habit);
+        reload_tap_split(r, day, habit, s, &w, &rd);
         reload_undo(r, s);
         if (s >= 20) { tw[s - 20] = w; tr[s - 20] = rd; }
     }

@@ -88,19 +88,20 @@ static int count_today(reload_db *r) {
     return count;
 }
 
-int reload_tap(reload_db *r, int seq) {
-    char key[32], day[16], habit[16];
-    tap_log(seq, r->n, key, day, habit);
+int reload_tap(reload_db *r, const char *day, const char *habit, int seq) {
+    char key[32];
+    log_key(key, day, habit);
     step(r, r->begin);
     insert_row(r, key, habit, day, seq);
     step(r, r->commit);
     return count_today(r);
 }
 
-int reload_tap_split(reload_db *r, int seq, unsigned long long *write_ns, unsigned long long *read_ns) {
-    char key[32], day[16], habit[16];
+int reload_tap_split(reload_db *r, const char *day, const char *habit, int seq,
+                     unsigned long long *write_ns, unsigned long long *read_ns) {
+    char key[32];
     uint64_t t0 = now_ns();
-    tap_log(seq, r->n, key, day, habit);
+    log_key(key, day, habit);
     step(r, r->begin);
     insert_row(r, key, habit, day, seq);
     step(r, r->commit);
@@ -113,7 +114,8 @@ int reload_tap_split(reload_db *r, int seq, unsigned long long *write_ns, unsign
 
 void reload_undo(reload_db *r, int seq) {
     char key[32], day[16], habit[16];
-    tap_log(seq, r->n, key, day, habit);
+    tap_pick(seq, r->n, day, habit);
+    log_key(key, day, habit);
     sqlite3_bind_text(r->delete_one, 1, key, -1, SQLITE_STATIC);
     step(r, r->delete_one);
 }

@@ -6,10 +6,11 @@
 typedef struct reload_db reload_db;
 
 reload_db *reload_open(const char *path, int n);
-/* One tap; returns today's recomputed count. */
-int reload_tap(reload_db *r, int seq);
+/* One tap of habit `habit` today (`day`, from tap_pick); returns today's recomputed count. */
+int reload_tap(reload_db *r, const char *day, const char *habit, int seq);
 /* The same tap, timing its write transaction and its SELECT-all recount separately. */
-int reload_tap_split(reload_db *r, int seq, unsigned long long *write_ns, unsigned long long *read_ns);
+int reload_tap_split(reload_db *r, const char *day, const char *habit, int seq,
+                     unsigned long long *write_ns, unsigned long long *read_ns);
 /* Untimed clean-up after a tap, so every repetition sees the same n. */
 void reload_undo(reload_db *r, int seq);
 void reload_close(reload_db *r);

@@ -35,9 +35,11 @@ def existing_log(i: int, n: int) -> tuple[str, str, str]:
     return f"{day}/{habit}", day, habit
 
 
-def tap_log(seq: int, n: int) -> tuple[str, str, str]:
-    day, habit = f"d{today_index(n):06d}", f"t{seq:06d}"
-    return f"{day}/{habit}", day, habit
+def tap_pick(seq: int, n: int) -> tuple[str, str]:
+    """Which log tap `seq` adds (today, habit "t<seq>"). The app knows these when the user
+    taps, so both flows pick them before the clock starts and build their key (and the
+    optimistic flow its record) inside the timed part."""
+    return f"d{today_index(n):06d}", f"t{seq:06d}"
 
 
 def record(day: str, habit: str, seq: int) -> dict:
@@ -92,8 +94,8 @@ class Reload:
         self.db.execute("COMMIT")
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    def tap(self, seq: int) -> int:
-        key, day, habit = tap_log(seq, self.n)
+    def tap(self, day: str, habit: str, seq: int) -> int:
+        key = f"{day}/{habit}"
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         db.execute("INSERT INTO logs VALUES(?, ?, ?, 1, ?, ?)", (key, habit, day, AT + seq, NOTE))
@@ -103,7 +105,8 @@ class Reload:
         return sum(1 for r in rows if r[3] and r[2] == today)
 
     def undo(self, seq: int) -> None:
-        self.db.execute("DELETE FROM logs WHERE id = ?", (tap_log(seq, self.n)[0],))
+        day, habit = tap_pick(seq, self.n)
+        self.db.execute("DELETE FROM logs WHERE id = ?", (f"{day}/{habit}",))
 
     def close(self) -> None:
         self.db.close()
@@ -150,8 +153,9 @@ def reload_vs_optimistic(n: int, full: bool, workdir: str, optimist) -> None:
     rs, os_, count, value, rseq, oseq = [], [], 0, 0.0, 0, 0
     for block in range(-1, BLOCKS):  # block -1: warm-up, discarded
         for _ in range(max(2, reload_reps // 10) if block < 0 else reload_reps // BLOCKS):
+            day, habit = tap_pick(rseq, n)
             t0 = clock()
-            count = r.tap(rseq)
+            count = r.tap(day, habit, rseq)
             t = clock() - t0
             r.undo(rseq)
             rseq += 1
@@ -161,9 +165,9 @@ def reload_vs_optimistic(n: int, full: bool, workdir: str, optimist) -> None:
             continue
         put = optimist.put
         for _ in range(opt_reps // 10 if block < 0 else opt_reps // BLOCKS):
+            day, habit = tap_pick(oseq, n)
             t0 = clock()
-            key, day, habit = tap_log(oseq, n)
-            mid = store.mutate([put("logs", key, record(day, habit, oseq))])
+            mid = store.mutate([put("logs", f"{day}/{habit}", record(day, habit, oseq))])
             value = store.view_get("today")
             t = clock() - t0
             store.rollback(mid)

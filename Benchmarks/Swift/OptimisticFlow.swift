@@ -38,9 +38,9 @@ final class OptimisticFlow {
     }
 
     /// One tap: apply the log optimistically and read the recomputed count.
-    func tap(_ seq: Int) throws -> (MutationID, Double) {
-        let t = Workload.tap(seq, n: n)
-        let id = try store.mutate([.put(collection: Self.logs, key: Key(t.key), value: Workload.record(day: t.day, habit: t.habit, seq: seq))])
+    func tap(day: String, habit: String, seq: Int) throws -> (MutationID, Double) {
+        let key = Key(Workload.key(day: day, habit: habit))
+        let id = try store.mutate([.put(collection: Self.logs, key: key, value: Workload.record(day: day, habit: habit, seq: seq))])
         return (id, try store.viewValue("today"))
     }
 

@@ -40,18 +40,18 @@ final class SQLiteReload {
 
     /// One tap: write the log in a transaction, then reload everything and recount today.
     /// Returns the recomputed count (the value the checkmark screen shows).
-    func tap(_ seq: Int) -> Int {
-        let t = Workload.tap(seq, n: n)
+    func tap(day: String, habit: String, seq: Int) -> Int {
+        let key = Workload.key(day: day, habit: habit)
         step(begin)
-        insertRow(t.key, t.habit, t.day, seq: seq)
+        insertRow(key, habit, day, seq: seq)
         step(commit)
         return countToday()
     }
 
     /// Untimed clean-up after a tap, so every repetition sees the same n.
     func undo(_ seq: Int) {
-        let t = Workload.tap(seq, n: n)
-        t.key.withCString { k in
+        let t = Workload.pick(seq, n: n)
+        Workload.key(day: t.day, habit: t.habit).withCString { k in
             sqlite3_bind_text(deleteOne, 1, k, -1, nil)
             step(deleteOne)
         }

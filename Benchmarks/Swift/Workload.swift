@@ -27,11 +27,14 @@ enum Workload {
         return (d + "/" + h, d, h)
     }
 
-    /// The tap being measured: log `seq` for habit "t<seq>" on today.
-    static func tap(_ seq: Int, n: Int) -> (key: String, day: String, habit: String) {
-        let d = day(todayIndex(n: n)), h = "t" + pad(seq, 6)
-        return (d + "/" + h, d, h)
+    /// Which log tap `seq` adds: habit "t<seq>" today. The app knows these when the user taps,
+    /// so both flows pick them before the clock starts and build their key (and the optimistic
+    /// flow its record) inside the timed part.
+    static func pick(_ seq: Int, n: Int) -> (day: String, habit: String) {
+        (day(todayIndex(n: n)), "t" + pad(seq, 6))
     }
+
+    static func key(day: String, habit: String) -> String { day + "/" + habit }
 
     static let note = "checked in from the widget, streak kept"
     static let at: Int64 = 1_763_770_000_000

@@ -42,14 +42,16 @@ func reloadVsOptimistic(n: Int, full: Bool, dir: String) throws {
     var reloadCount = 0, viewCount = 0.0, rseq = 0, oseq = 0
     for block in -1..<blocks {  // block -1: warm-up, discarded
         for _ in 0..<(block < 0 ? max(2, reloadReps / 10) : reloadReps / blocks) {
-            let t = timeNs { reloadCount = reload.tap(rseq) }
+            let p = Workload.pick(rseq, n: n)
+            let t = timeNs { reloadCount = reload.tap(day: p.day, habit: p.habit, seq: rseq) }
             reload.undo(rseq)
             rseq += 1
             if block >= 0 { rs.append(t) }
         }
         for _ in 0..<(block < 0 ? optReps / 10 : optReps / blocks) {
             var id: MutationID = 0
-            let t = try timeNs { (id, viewCount) = try opt.tap(oseq) }
+            let p = Workload.pick(oseq, n: n)
+            let t = try timeNs { (id, viewCount) = try opt.tap(day: p.day, habit: p.habit, seq: oseq) }
             try opt.undo(id)
             oseq += 1
             if block >= 0 { os.append(t) }
