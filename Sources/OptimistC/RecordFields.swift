@@ -22,7 +22,7 @@ enum FieldType {
 func record(fields: UnsafeRawPointer?, count: Int) throws(OptimistError) -> Record {
     guard count >= 0 else { throw .misuse("count is too large") }
     guard count == 0 || fields != nil else { throw .misuse("fields is NULL") }
-    var r = Record(minimumCapacity: count)
+    var r = count <= 12 ? emptyRecordWithRoom : Record(minimumCapacity: count)
     for i in 0..<count {
         let f = fields!.load(fromByteOffset: i * MemoryLayout<CField>.stride, as: CField.self)
         let field = try key(f.name, "a field's name")

@@ -66,7 +66,7 @@ final class WriterState: @unchecked Sendable {
     /// that entry replaced by its `.ended` one: the writer would only have dropped it, and this
     /// way it never touches (so never moves between cores) the mutation's ops, which the
     /// appending thread then frees itself. On a file-backed store that halved a tap's cost.
-    private var queuedMutation: [MutationID: Int] = [:]
+    private var queuedMutation: [MutationKey: Int] = [:]
     /// Entries the writer has written, handed back so that the appending threads release them
     /// (a few per call). The objects in them were allocated by those threads: freeing them on
     /// the writer thread made every tap contend for malloc's arena lock and made glibc trim
@@ -112,9 +112,9 @@ final class WriterState: @unchecked Sendable {
             for e in entries {
                 switch e {
                 case .mutation(let m):
-                    queuedMutation[m.id] = queue.count
+                    queuedMutation[MutationKey(m.id)] = queue.count
                 case .ended(let id, _):
-                    if let at = queuedMutation.removeValue(forKey: id) {
+                    if let at = queuedMutation.removeValue(forKey: MutationKey(id)) {
                         queue[at] = e  // the same net effect: later entries never name this id
                         continue
                     }

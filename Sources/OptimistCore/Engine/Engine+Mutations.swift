@@ -22,7 +22,7 @@ extension Engine {
     private func start(_ id: MutationID, _ ops: [Op], dedupeKey: String?, policy: FailurePolicy) {
         nextID += 1
         let m = LiveMutation(record: MutationRecord(id: id, ops: ops, dedupeKey: dedupeKey, policy: policy))
-        live[id] = m
+        live[MutationKey(id)] = m
         due.append(id)
         if let dedupeKey { dedupe[dedupeKey] = id }
         log(.mutation(m.record))
@@ -38,7 +38,7 @@ extension Engine {
     /// Takes a live mutation out of `P` for good.
     func end(_ m: LiveMutation, as status: MutationStatus) {
         let id = m.record.id
-        live.removeValue(forKey: id)
+        live.removeValue(forKey: MutationKey(id))
         if m.record.status == .pending { removeDue(id) }
         if let k = m.record.dedupeKey, dedupe[k] == id { dedupe.removeValue(forKey: k) }
         for a in m.touched {

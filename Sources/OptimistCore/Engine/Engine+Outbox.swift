@@ -23,7 +23,7 @@ extension Engine {
     /// The oldest due pending mutation, now inflight.
     func outboxNext(now: Int64) -> MutationRecord? {
         for (i, id) in due.enumerated() {
-            guard let m = live[id], m.record.nextAttemptAt <= now else { continue }
+            guard let m = live[MutationKey(id)], m.record.nextAttemptAt <= now else { continue }
             due.remove(at: i)
             m.record.status = .inflight
             m.record.attempts += 1

@@ -45,7 +45,7 @@ extension Engine {
             if r.status == .inflight { r.status = .pending }
             guard r.status.isLive else { continue }
             let m = LiveMutation(record: r)
-            live[r.id] = m
+            live[MutationKey(r.id)] = m
             for a in m.touched {
                 collection(a.collection).chains[a.key, default: PendingChain()].append(r.id)
             }

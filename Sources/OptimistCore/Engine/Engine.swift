@@ -54,7 +54,7 @@ typealias Delivery = [(listener: @Sendable ([Change]) -> Void, changes: [Change]
 /// delivery and the persistence hand-off.
 final class Engine {
     var collections: [Key: CollectionState] = [:]
-    var live: [MutationID: LiveMutation] = [:]
+    var live: [MutationKey: LiveMutation] = [:]
     /// Ids of `pending` mutations, ascending: the outbox's order.
     var due: [MutationID] = []
     var dedupe: [String: MutationID] = [:]
@@ -150,7 +150,7 @@ final class Engine {
         var v = c.confirmed[key]
         if let chain = c.chains[key] {
             for id in chain {
-                guard let m = live[id] else { continue }
+                guard let m = live[MutationKey(id)] else { continue }
                 for op in m.record.ops where op.key == key && op.collection == c.name {
                     if case .success(let n) = op.apply(to: v) { v = n }
                 }
@@ -202,13 +202,13 @@ final class Engine {
     // MARK: Lookup
 
     func liveMutation(_ id: MutationID) throws(OptimistError) -> LiveMutation {
-        if let m = live[id] { return m }
+        if let m = live[MutationKey(id)] { return m }
         if let s = ended.status(id) { throw .state("mutation \(id) is already \(s)") }
         throw .notFound("no mutation \(id)")
     }
 
     func status(_ id: MutationID) throws(OptimistError) -> MutationStatus {
-        if let m = live[id] { return m.record.status }
+        if let m = live[MutationKey(id)] { return m.record.status }
         if let s = ended.status(id) { return s }
         throw .notFound("no mutation \(id)")
     }

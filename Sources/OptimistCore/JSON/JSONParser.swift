@@ -78,9 +78,9 @@ public struct JSONParser {
     mutating func object(depth: Int) throws(Failure) -> JSON {
         if depth > Self.maxDepth { throw fail("nesting too deep") }
         i += 1
-        // Built in place, sized for up to 12 members so most records never rehash (gathering
+        // Built in place, with room for 12 members so most records never rehash (gathering
         // members in an array first and sizing the dictionary exactly cost more: callgrind).
-        var members = [Key: JSON](minimumCapacity: 8)
+        var members = emptyRecordWithRoom
         skipSpace()
         if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; return .object([:]) }
         while true {
@@ -280,10 +280,11 @@ public struct JSONParser {
     return found | (w & highs) != 0
 }
 
-/// A string from bytes known to be valid UTF-8. Short ASCII strings (most keys and field
-/// values) are built inline without the second validation pass `String(decoding:)` makes.
+/// A string from bytes known to be valid UTF-8: short ASCII ones built directly
+/// (``SmallString``), others without the second validation pass `String(decoding:)` makes.
 @inlinable public func stringFromValidUTF8(_ b: UnsafeBufferPointer<UInt8>) -> String {
-    String(unsafeUninitializedCapacity: b.count) { out in
+    if let s = SmallString.make(b) { return s }
+    return String(unsafeUninitializedCapacity: b.count) { out in
         if let base = b.baseAddress { out.baseAddress!.update(from: base, count: b.count) }
         return b.count
     }

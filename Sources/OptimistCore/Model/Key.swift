@@ -33,6 +33,10 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
 
     @inlinable public static func == (a: Key, b: Key) -> Bool {
         guard a.bytesHash == b.bytesHash else { return false }
+        // Equal bits mean equal bytes (the same inline bytes of a short string, or the same
+        // storage of a long one); a dictionary hit on a short key ends here, without the cost
+        // of reaching both strings' bytes.
+        if sameBits(a.string, b.string) { return true }
         return withBytes(a.string, b.string) { x, y in x.count == y.count && memoryEqual(x, y, count: x.count) }
     }
 
@@ -53,6 +57,13 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
     @inlinable public func hasBytePrefix(_ prefix: Key) -> Bool {
         withBytes(string, prefix.string) { s, p in p.count <= s.count && memoryEqual(s, p, count: p.count) }
     }
+}
+
+/// Whether two strings have the same representation bits (a sufficient test of equal bytes).
+@inlinable @inline(__always) func sameBits(_ a: String, _ b: String) -> Bool {
+    guard MemoryLayout<String>.size == 16 else { return false }
+    let x = unsafeBitCast(a, to: (UInt64, UInt64).self), y = unsafeBitCast(b, to: (UInt64, UInt64).self)
+    return x.0 == y.0 && x.1 == y.1
 }
 
 /// Runs `body` on the UTF-8 bytes of two strings. `withUTF8` works for small (inline) strings

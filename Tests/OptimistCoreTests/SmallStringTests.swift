@@ -1,0 +1,61 @@
+import Testing
+@testable import OptimistCore
+
+/// Strings built from their bytes (``SmallString``, used by the JSON parser and the C
+/// boundary) behave exactly like the standard library's: same text, count, equality, hash and
+/// order, for every length up to 15; longer or non-ASCII input is left to the normal path.
+@Suite struct SmallStringTests {
+    @Test func layoutMatchesTheStandardLibrary() {
+        #expect(SmallString.layoutVerified)
+    }
+
+    @Test func everyLengthBehavesLikeAStandardString() {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789/_-{}~ ".utf8)
+        var seed: UInt64 = 7
+        for length in 0...SmallString.capacity {
+            for _ in 0..<50 {
+                var bytes = [UInt8]()
+                for _ in 0..<length {
+                    seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    bytes.append(alphabet[Int(seed >> 33) % alphabet.count])
+                }
+                let expected = String(decoding: bytes, as: UTF8.self)
+                guard let built = bytes.withUnsafeBufferPointer(SmallString.make) else {
+                    Issue.record("no small string for \(expected)")
+                    continue
+                }
+                #expect(built == expected)
+                #expect(built.utf8.count == length)
+                #expect(Array(built.utf8) == bytes)
+                #expect(built.hashValue == expected.hashValue)
+                #expect((built + "!") == (expected + "!"))
+                #expect(Key(built) == Key(expected))
+                #expect(!(Key(built) < Key(expected)) && !(Key(expected) < Key(built)))
+            }
+        }
+    }
+
+    @Test func longOrNonASCIIInputIsLeftToTheNormalPath() {
+        let long = Array("0123456789abcdef".utf8)
+        #expect(long.withUnsafeBufferPointer(SmallString.make) == nil)
+        let accented = Array("café".utf8)
+        #expect(accented.withUnsafeBufferPointer(SmallString.make) == nil)
+        // The general entry point still gives the right strings for both.
+        #expect(long.withUnsafeBufferPointer(stringFromValidUTF8) == "0123456789abcdef")
+        #expect(accented.withUnsafeBufferPointer(stringFromValidUTF8) == "café")
+    }
+
+    /// Keys compare by bytes whether or not they share a representation: a short key built
+    /// from bytes, one from a literal, and long keys in separate buffers.
+    @Test func keyEqualityDoesNotDependOnRepresentation() {
+        let bytes = Array("d000334/t000123".utf8)
+        let built = Key(bytes.withUnsafeBufferPointer(stringFromValidUTF8))
+        #expect(built == Key("d000334/t000123"))
+        #expect(built != Key("d000334/t000124"))
+        let a = Key(String(repeating: "x", count: 40) + "1"), b = Key(String(repeating: "x", count: 40) + "1")
+        #expect(a == b)
+        #expect(a != Key(String(repeating: "x", count: 40) + "2"))
+        // Canonically equivalent but different bytes: different keys.
+        #expect(Key("\u{E9}") != Key("e\u{301}"))
+    }
+}
