@@ -25,11 +25,15 @@ final class LiveMutation {
 
     init(record: MutationRecord) {
         self.record = record
+        if record.ops.count == 1 {  // the common case: one array of the right size, no set
+            touched = [RecordAddress(collection: record.ops[0].collection, key: record.ops[0].key)]
+            return
+        }
         var seen = Set<RecordAddress>()
         var touched = [RecordAddress]()
         for op in record.ops {
             let a = RecordAddress(collection: op.collection, key: op.key)
-            if record.ops.count == 1 || seen.insert(a).inserted { touched.append(a) }
+            if seen.insert(a).inserted { touched.append(a) }
         }
         self.touched = touched
     }

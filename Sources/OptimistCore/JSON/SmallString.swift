@@ -4,7 +4,7 @@
 /// allocation). Building one through the standard library's initializers still costs about a
 /// hundred instructions (a closure, a second validation pass, a copy), and an app's record
 /// holds many such strings: field names, short values, keys. Here the two words are written
-/// directly: the bytes in order, then the count with the "small ASCII" flags in the top byte.
+/// directly: the bytes in order, then the count with the "small ASCII" flags in the last byte.
 ///
 /// That layout belongs to the standard library, so it is checked once at run time against
 /// strings the standard library built; if it ever differs, ``make(_:)`` returns nil and
@@ -15,14 +15,22 @@ public enum SmallString {
     /// The string of `bytes` when they are at most 15 ASCII bytes and the layout checks out.
     @inlinable @inline(__always)
     public static func make(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        let n = bytes.count
-        guard n <= capacity, layoutVerified, let base = bytes.baseAddress else { return nil }
-        var low: UInt64 = 0, high: UInt64 = 0, any: UInt8 = 0
-        var i = 0
-        while i < n && i < 8 { any |= base[i]; low |= UInt64(base[i]) &<< UInt64(i &* 8); i &+= 1 }
-        while i < n { any |= base[i]; high |= UInt64(base[i]) &<< UInt64((i &- 8) &* 8); i &+= 1 }
-        guard any < 0x80 else { return nil }
-        return unsafeBitCast((low, high | (0xE0 | UInt64(n)) &<< 56), to: String.self)
+        guard bytes.count <= capacity, layoutVerified, let w = words(bytes) else { return nil }
+        return unsafeBitCast(w, to: String.self)
+    }
+
+    /// The two words of the small string of `bytes` (at most 15): the bytes in memory order,
+    /// the count and flags in the last byte; nil when a byte is not ASCII.
+    @inlinable @inline(__always)
+    public static func words(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
+        var w: (UInt64, UInt64) = (0, 0)
+        if let base = bytes.baseAddress {
+            withUnsafeMutableBytes(of: &w) { $0.baseAddress!.copyMemory(from: base, byteCount: bytes.count) }
+        }
+        guard (w.0 | w.1) & 0x8080_8080_8080_8080 == 0 else { return nil }
+        let flags: UInt8 = 0xE0 | UInt8(bytes.count)  // small, ASCII, count
+        withUnsafeMutableBytes(of: &w) { $0[15] = flags }
+        return w
     }
 
     /// Whether strings built here are bit for bit those the standard library builds.
@@ -31,22 +39,12 @@ public enum SmallString {
         for sample in ["", "a", "at", "habit", "d000123", "abcdefgh", "0123456789abcde"] {
             var s = sample
             let ok = s.withUTF8 { b -> Bool in
-                let expected = String(decoding: b, as: UTF8.self)
-                let built = directBits(b)
-                let e = unsafeBitCast(expected, to: (UInt64, UInt64).self)
-                return built.0 == e.0 && built.1 == e.1
+                let expected = unsafeBitCast(String(decoding: b, as: UTF8.self), to: (UInt64, UInt64).self)
+                guard let built = words(b) else { return false }
+                return built.0 == expected.0 && built.1 == expected.1
             }
             if !ok { return false }
         }
         return true
     }()
-
-    /// The two words ``make(_:)`` would write, without the check (used by the check).
-    static func directBits(_ b: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64) {
-        var low: UInt64 = 0, high: UInt64 = 0
-        for (i, c) in b.enumerated() {
-            if i < 8 { low |= UInt64(c) << UInt64(i * 8) } else { high |= UInt64(c) << UInt64((i - 8) * 8) }
-        }
-        return (low, high | (0xE0 | UInt64(b.count)) << 56)
-    }
 }
