@@ -129,14 +129,16 @@ def plot(rows: list[dict], path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(8, 5.5), dpi=110)
     for host in HOSTS:
         hs = [r for r in rows if r["host"] == host]
-        for kind, style, marker in (("reload", "-", "o"), ("optimistic", "--", "s")):
+        labels = {"reload": "reload (SQLite write + SELECT all)", "optimistic": "optimistic (mutate + view_get)",
+                  "optimistic_json": "optimistic, record as JSON text"}
+        for kind, style, marker in (("reload", "-", "o"), ("optimistic", "--", "s"), ("optimistic_json", ":", "^")):
             pts = [(r["n"], r[f"{kind}_us"], r[f"{kind}_p25_us"], r[f"{kind}_p75_us"]) for r in hs if f"{kind}_us" in r]
             if not pts:
                 continue
             xs, ys, lo, hi = zip(*pts)
             ax.errorbar(xs, ys, yerr=[[y - l for y, l in zip(ys, lo)], [h - y for y, h in zip(ys, hi)]],
                         linestyle=style, marker=marker, color=colors.get(host), capsize=3,
-                        label=f"{host}: {'reload (SQLite write + SELECT all)' if kind == 'reload' else 'optimistic (mutate + view_get)'}")
+                        label=f"{host}: {labels[kind]}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("existing logs n")
