@@ -14,8 +14,24 @@ import Testing
         #expect(JSONWriter.string(v) == #"{"Z":3,"e\#u{301}":4,"z":2,"é":1}"#)
     }
 
+    /// Integers take a one-pass fast path up to 15 digits; around that limit, and for every
+    /// other number form, the value must be what the general conversion gives.
     @Test(arguments: [
-        "", "{", "{\"a\":}", "[1,]", "01", "1.", "-", "nul", "\"\\x\"", "{\"a\":1} x", "\"\\ud800\"",
+        ("0", 0.0), ("-0", -0.0), ("7", 7.0), ("-7", -7.0), ("1763770000123", 1763770000123.0),
+        ("999999999999999", 999999999999999.0), ("-999999999999999", -999999999999999.0),
+        ("1234567890123456", 1234567890123456.0), ("12345678901234567890", 12345678901234567890.0),
+        ("1.5", 1.5), ("-2.25", -2.25), ("1e3", 1000.0), ("2E-2", 0.02), ("10e1", 100.0), ("0.5", 0.5),
+    ])
+    func parsesNumbers(_ text: String, _ value: Double) throws {
+        let v = try JSONParser.parse(text)
+        #expect(v == .number(value))
+        #expect(v.number?.sign == value.sign)
+        let inArray = try JSONParser.parse("[" + text + "," + text + "]")
+        #expect(inArray == .array([.number(value), .number(value)]))
+    }
+
+    @Test(arguments: [
+        "", "{", "{\"a\":}", "[1,]", "01", "-01", "00", "-", "-a", "1.", "1e", "1e+", ".5", "+1", "nul", "\"\\x\"", "{\"a\":1} x", "\"\\ud800\"",
         "\"a\u{1}\"", "1e999", "{\"a\" 1}", "[1 2]",
     ])
     func rejectsMalformed(_ text: String) {

@@ -229,6 +229,30 @@ public struct JSONParser {
     }
 
     mutating func number() throws(Failure) -> Double {
+        // Fast path, one pass: a plain integer of at most 15 digits (counts, flags, times in
+        // ms), exact as a Double. Anything else (fractions, exponents, bad input) takes the
+        // general path below.
+        if let base = bytes.baseAddress {
+            let n = bytes.count
+            var j = i
+            let negative = base[j] == UInt8(ascii: "-")
+            if negative { j += 1 }
+            let first = j
+            var v: Int64 = 0
+            while j < n && j - first < 16 {
+                let d = base[j] &- UInt8(ascii: "0")
+                if d > 9 { break }
+                v = v &* 10 &+ Int64(d)
+                j += 1
+            }
+            let digits = j - first
+            let next = j < n ? base[j] : 0
+            if digits >= 1 && digits <= 15 && (digits == 1 || base[first] != UInt8(ascii: "0"))
+                && next != UInt8(ascii: ".") && next != UInt8(ascii: "e") && next != UInt8(ascii: "E") && !isDigit(next) {
+                i = j
+                return negative ? (v == 0 ? -0.0 : -Double(v)) : Double(v)
+            }
+        }
         let start = i
         if bytes[i] == UInt8(ascii: "-") { i += 1 }
         guard i < bytes.count else { throw fail("invalid number") }
