@@ -32,6 +32,7 @@ C_TO_CTYPES = {
     "uint64_t *": ctypes.POINTER(ctypes.c_uint64),
     "double *": ctypes.POINTER(ctypes.c_double),
     "optimist_listener": _ffi.LISTENER,
+    "const optimist_field *": ctypes.POINTER(_ffi.FieldStruct),
 }
 
 
@@ -94,6 +95,8 @@ def test_same_constants_as_the_header():
         assert d["OPTIMIST_CAUSE_" + cause.upper()] == value
     for policy, value in _ffi.POLICIES.items():
         assert d["OPTIMIST_POLICY_" + policy.upper()] == value
+    for name, value in _ffi.FIELD_TYPES.items():
+        assert d["OPTIMIST_FIELD_" + name.upper()] == value
 
 
 def test_change_struct_layout():
@@ -107,3 +110,40 @@ def test_change_struct_layout():
     assert m
     members = re.findall(r"(const char \*|int) ?(\w+);", re.sub(r"/\*.*?\*/", "", m.group(1), flags=re.S))
     assert [n for _, n in members] == fields
+
+
+def test_field_struct_layout():
+    """optimist_field: two pointers, a double, an int (the header's order)."""
+    fields = [f for f, _ in _ffi.FieldStruct._fields_]
+    assert fields == ["name", "text", "number", "type"]
+    assert ctypes.sizeof(_ffi.FieldStruct) == 32
+    m = re.search(r"typedef struct optimist_field \{(.*?)\} optimist_field;", HEADER.read_text(), flags=re.S)
+    assert m
+    members = re.findall(r"(const char \*|double|int) ?(\w+);", m.group(1))
+    assert [n for _, n in members] == fields
+
+
+def test_fields_through_ctypes_read_back_as_json():
+    """A record given as typed fields from another host reads back as the same JSON."""
+    import optimist
+    from optimist import _ffi as f
+    lib = f.lib
+    T = f.FIELD_TYPES
+    arr = (f.FieldStruct * 4)(
+        f.FieldStruct(b"habit", b"run \"daily\"", 0, T["text"]),
+        f.FieldStruct(b"done", None, 1, T["bool"]),
+        f.FieldStruct(b"at", None, 1763770000123, T["number"]),
+        f.FieldStruct(b"gone", None, 0, T["null"]),
+    )
+    with optimist.Store() as store:
+        b = ctypes.c_void_p()
+        assert lib.optimist_batch_new(ctypes.byref(b)) == 0
+        try:
+            assert lib.optimist_batch_put_fields(b, b"logs", b"k", arr, 4) == 0
+            bad = (f.FieldStruct * 1)(f.FieldStruct(b"n", None, float("nan"), T["number"]))
+            assert lib.optimist_batch_put_fields(b, b"logs", b"k", bad, 1) == f.INVALID
+            out = ctypes.c_uint64()
+            assert lib.optimist_mutate(store._h, b, None, ctypes.byref(out)) == 0
+        finally:
+            lib.optimist_batch_free(b)
+        assert store.get("logs", "k") == {"habit": 'run "daily"', "done": True, "at": 1763770000123, "gone": None}

@@ -38,7 +38,8 @@ from ._loader import load_library
 
 __all__ = [
     "OK", "ERROR", "MISUSE", "NOTFOUND", "STATE", "INVALID", "DUPLICATE", "IO", "CORRUPT", "BUSY",
-    "POLICIES", "STATUSES", "CAUSES", "SIGNATURES", "ChangeStruct", "LISTENER", "lib", "library_path",
+    "POLICIES", "STATUSES", "CAUSES", "FIELD_TYPES", "SIGNATURES", "ChangeStruct", "FieldStruct", "LISTENER",
+    "lib", "library_path",
     "take_string", "MissingSymbolError",
 ]
 
@@ -51,6 +52,8 @@ POLICIES: Dict[str, int] = {"rollback": 0, "keep": 1}
 STATUSES: Dict[int, str] = {1: "pending", 2: "inflight", 3: "failed", 4: "committed", 5: "rolled_back"}
 #: ``OPTIMIST_CAUSE_*`` values to names.
 CAUSES: Dict[int, str] = {1: "mutate", 2: "commit", 3: "rollback", 4: "server", 5: "fail", 6: "retry"}
+#: ``OPTIMIST_FIELD_*`` type names to values.
+FIELD_TYPES: Dict[str, int] = {"null": 0, "bool": 1, "number": 2, "text": 3}
 
 
 class ChangeStruct(Structure):
@@ -62,6 +65,18 @@ class ChangeStruct(Structure):
         ("value_json", c_char_p),
         ("pending", c_int),
         ("cause", c_int),
+    ]
+
+
+class FieldStruct(Structure):
+    """``optimist_field``: one typed field of a flat record (C hosts' alternative to JSON text;
+    the package itself sends records as JSON, which is faster to build from Python)."""
+
+    _fields_ = [
+        ("name", c_char_p),
+        ("text", c_char_p),
+        ("number", c_double),
+        ("type", c_int),
     ]
 
 
@@ -90,6 +105,8 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "optimist_batch_free": (None, [_batch]),
     "optimist_batch_put": (c_int, [_batch, c_char_p, c_char_p, c_char_p]),
     "optimist_batch_patch": (c_int, [_batch, c_char_p, c_char_p, c_char_p]),
+    "optimist_batch_put_fields": (c_int, [_batch, c_char_p, c_char_p, POINTER(FieldStruct), c_size_t]),
+    "optimist_batch_patch_fields": (c_int, [_batch, c_char_p, c_char_p, POINTER(FieldStruct), c_size_t]),
     "optimist_batch_delete": (c_int, [_batch, c_char_p, c_char_p]),
     "optimist_batch_incr": (c_int, [_batch, c_char_p, c_char_p, c_char_p, c_double]),
 
