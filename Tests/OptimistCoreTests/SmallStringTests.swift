@@ -58,4 +58,22 @@ import Testing
         // Canonically equivalent but different bytes: different keys.
         #expect(Key("\u{E9}") != Key("e\u{301}"))
     }
+
+    /// The bit-level prefix test agrees with a byte comparison for every pair of short keys.
+    @Test func prefixFromBitsAgreesWithBytes() {
+        let words = ["", "d", "d0", "d000334", "d000334/", "d000334/t", "d000334/t000123", "d000335/", "e",
+                     "abcdefgh", "abcdefghi", "abcdefgh/", "0123456789abcde", "0123456789abcdf"]
+        for s in words {
+            for p in words {
+                let expected = s.utf8.starts(with: p.utf8)
+                #expect(SmallString.hasPrefix(s, p) == expected, "\(s) \(p)")
+                #expect(Key(s).hasBytePrefix(Key(p)) == expected)
+            }
+        }
+        // Long or non-ASCII strings are left to the byte comparison.
+        #expect(SmallString.hasPrefix(String(repeating: "a", count: 20), "a") == nil)
+        #expect(SmallString.hasPrefix("é", "") == nil)
+        #expect(Key(String(repeating: "a", count: 20)).hasBytePrefix(Key("aa")))
+        #expect(Key("éa").hasBytePrefix(Key("é")))
+    }
 }

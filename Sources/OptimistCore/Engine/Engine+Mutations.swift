@@ -7,13 +7,14 @@ extension Engine {
             // Most taps change one record: no results array, one lookup of the collection.
             let op = ops[0]
             let c = collection(op.collection)
-            let value = try op.apply(to: c.visible[op.key]).get()
+            let current = c.visible[op.key]
+            let value = try op.apply(to: current).get()
             start(id, ops, dedupeKey: dedupeKey, policy: policy)
-            stage(id, c, op.key, value)
+            stage(id, c, op.key, value, old: current)
         } else {
             let results = try evaluate(ops, on: { c, k in c.visible[k] }, skipFailing: false)
             start(id, ops, dedupeKey: dedupeKey, policy: policy)
-            for (c, key, value) in results { stage(id, c, key, value) }
+            for (c, key, value) in results { stage(id, c, key, value, old: c.visible[key]) }
         }
         return id
     }
@@ -28,11 +29,12 @@ extension Engine {
         log(.mutation(m.record))
     }
 
-    /// Puts live mutation `id` on `key`'s chain and shows its result.
-    @inline(__always) private func stage(_ id: MutationID, _ c: CollectionState, _ key: Key, _ value: Record?) {
+    /// Puts live mutation `id` on `key`'s chain and shows its result (`old`: the visible value
+    /// it replaces).
+    @inline(__always) private func stage(_ id: MutationID, _ c: CollectionState, _ key: Key, _ value: Record?, old: Record?) {
         noteTouch(c, key)
         c.chains[key, default: PendingChain()].append(id)
-        setVisible(c, key, value)
+        setVisible(c, key, value, old: old)
     }
 
     /// Takes a live mutation out of `P` for good.

@@ -139,10 +139,17 @@ final class Engine {
     // MARK: Visible state
 
     func setVisible(_ c: CollectionState, _ key: Key, _ new: Record?) {
-        let old = c.visible[key]
+        setVisible(c, key, new, old: c.visible[key])
+    }
+
+    /// The same, when the caller already looked up the current visible value `old`.
+    func setVisible(_ c: CollectionState, _ key: Key, _ new: Record?, old: Record?) {
         for v in c.views { v.update(key: key, old: old, new: new) }
         if let new {
-            if c.visible.updateValue(new, forKey: key) == nil { c.index.insert(key) }
+            if c.visible.updateValue(new, forKey: key) == nil {
+                c.index.insert(key)
+                if c.index.needsMerge { c.index.prepare(contains: { c.visible[$0] != nil }) }
+            }
         } else if old != nil {
             c.visible.removeValue(forKey: key)
             c.index.noteRemoval()

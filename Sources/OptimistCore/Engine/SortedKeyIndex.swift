@@ -2,7 +2,9 @@
 ///
 /// Inserts must stay O(1) whatever the collection's size, so new keys wait in an unsorted
 /// buffer and are merged in by the next scan; removed keys are dropped lazily (a scan skips
-/// keys the collection no longer has, and a merge compacts them away).
+/// keys the collection no longer has, and a merge compacts them away). A store that is never
+/// scanned merges once the buffer outgrows the sorted keys (``needsMerge``), so memory stays
+/// proportional to the collection, not to the number of inserts ever made.
 struct SortedKeyIndex {
     private(set) var sorted: [Key] = []
     private var added: [Key] = []
@@ -11,9 +13,15 @@ struct SortedKeyIndex {
     mutating func insert(_ key: Key) { added.append(key) }
     mutating func noteRemoval() { removals += 1 }
 
+    /// Whether the unsorted buffer has grown enough that merging it now costs O(1) per insert.
+    var needsMerge: Bool { added.count >= max(4096, sorted.count) }
+    /// Keys waiting in the unsorted buffer (for tests).
+    var unmergedCount: Int { added.count }
+
     /// Brings `sorted` up to date; `contains` says which keys still exist.
     mutating func prepare(contains: (Key) -> Bool) {
         if added.isEmpty && removals * 4 <= sorted.count { return }
+        added.removeAll { !contains($0) }  // gone already (a tap rolled back): not worth sorting
         added.sort()
         var merged = [Key]()
         merged.reserveCapacity(sorted.count + added.count)

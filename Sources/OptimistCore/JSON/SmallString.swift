@@ -33,6 +33,29 @@ public enum SmallString {
         return w
     }
 
+    /// Whether `s` starts with `prefix`, answered from the bits when both are short ASCII
+    /// strings (a view's prefix test on every change); nil otherwise.
+    @inlinable @inline(__always)
+    public static func hasPrefix(_ s: String, _ prefix: String) -> Bool? {
+        #if _endian(little)
+        guard layoutVerified else { return nil }
+        let a = unsafeBitCast(s, to: (UInt64, UInt64).self), p = unsafeBitCast(prefix, to: (UInt64, UInt64).self)
+        // The last byte of a short ASCII string: 0xE0 | count (after `words(_:)`, little-endian).
+        let aFlags = UInt8(truncatingIfNeeded: a.1 >> 56), pFlags = UInt8(truncatingIfNeeded: p.1 >> 56)
+        guard aFlags & 0xF0 == 0xE0, pFlags & 0xF0 == 0xE0 else { return nil }
+        let n = Int(pFlags & 0x0F)
+        guard n <= Int(aFlags & 0x0F) else { return false }
+        if n <= 8 {
+            let mask: UInt64 = n == 8 ? ~0 : (1 &<< UInt64(n &* 8)) &- 1
+            return (a.0 ^ p.0) & mask == 0
+        }
+        let mask: UInt64 = (1 &<< UInt64((n &- 8) &* 8)) &- 1
+        return a.0 == p.0 && (a.1 ^ p.1) & mask == 0
+        #else
+        return nil
+        #endif
+    }
+
     /// Whether strings built here are bit for bit those the standard library builds.
     public static let layoutVerified: Bool = {
         guard MemoryLayout<String>.size == 16 else { return false }

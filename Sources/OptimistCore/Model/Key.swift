@@ -55,7 +55,8 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
 
     /// Whether this key's bytes start with `prefix`'s bytes.
     @inlinable public func hasBytePrefix(_ prefix: Key) -> Bool {
-        withBytes(string, prefix.string) { s, p in p.count <= s.count && memoryEqual(s, p, count: p.count) }
+        if let answer = SmallString.hasPrefix(string, prefix.string) { return answer }
+        return withBytes(string, prefix.string) { s, p in p.count <= s.count && memoryEqual(s, p, count: p.count) }
     }
 }
 
