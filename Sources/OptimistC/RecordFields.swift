@@ -42,20 +42,15 @@ func record(fields: UnsafeRawPointer?, count: Int) throws(OptimistError) -> Reco
 @_cdecl("optimist_batch_put_fields")
 public func optimist_batch_put_fields(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                                       _ fields: UnsafeRawPointer?, _ count: Int) -> Int32 {
-    appendFieldsOp(b, coll, k, fields, count) { c, k, r in .put(collection: c, key: k, value: r) }
+    appendOp(b) { () throws(OptimistError) in
+        .put(collection: try key(coll, "coll"), key: try key(k, "key"), value: try record(fields: fields, count: count))
+    }
 }
 
 @_cdecl("optimist_batch_patch_fields")
 public func optimist_batch_patch_fields(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                                         _ fields: UnsafeRawPointer?, _ count: Int) -> Int32 {
-    appendFieldsOp(b, coll, k, fields, count) { c, k, r in .patch(collection: c, key: k, value: r) }
-}
-
-/// Validates every argument, then appends the op `make` builds (the batch is unchanged on failure).
-private func appendFieldsOp(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
-                            _ fields: UnsafeRawPointer?, _ count: Int, _ make: (Key, Key, Record) -> Op) -> Int32 {
-    guarded { () throws(OptimistError) in
-        let box = try batchBox(b)
-        box.ops.append(make(try key(coll, "coll"), try key(k, "key"), try record(fields: fields, count: count)))
+    appendOp(b) { () throws(OptimistError) in
+        .patch(collection: try key(coll, "coll"), key: try key(k, "key"), value: try record(fields: fields, count: count))
     }
 }
