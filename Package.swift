@@ -17,6 +17,9 @@ let package = Package(
         // liboptimist.so: the C ABI every other host uses (CMake builds it with the Swift
         // runtime linked statically; see CMakeLists.txt).
         .library(name: "optimist", type: .dynamic, targets: ["OptimistC"]),
+        // The pure engine alone (records, ops, JSON): the reference server in Server/ applies
+        // ops with this code, so server and client never disagree on what an op means.
+        .library(name: "OptimistCore", targets: ["OptimistCore"]),
     ],
     targets: [
         // Pure semantics: no I/O, no Foundation.
