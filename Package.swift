@@ -27,11 +27,19 @@ let package = Package(
             name: "OptimistCore",
             swiftSettings: unchecked
         ),
+        // A mutex with a condition variable and threads, for the writer and the sync (the
+        // library keeps Foundation and Dispatch out).
+        .target(name: "OptimistThreads"),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // The background writer and loader of store files.
-        .target(name: "OptimistSQLite", dependencies: ["OptimistCore", "CSQLite"], swiftSettings: unchecked),
+        .target(name: "OptimistSQLite", dependencies: ["OptimistCore", "OptimistThreads", "CSQLite"], swiftSettings: unchecked),
+        // The sync: the wire protocol and its schedule, over a transport port.
+        .target(name: "OptimistSync", dependencies: ["OptimistCore", "OptimistThreads"], swiftSettings: unchecked),
+        // The built-in HTTP transport (the system libcurl).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "OptimistCurl", dependencies: ["OptimistSync", "CCurl"], swiftSettings: unchecked),
         // The Swift API apps import.
-        .target(name: "Optimist", dependencies: ["OptimistCore", "OptimistSQLite"]),
+        .target(name: "Optimist", dependencies: ["OptimistCore", "OptimistSQLite", "OptimistSync", "OptimistCurl"]),
         // The @_cdecl entry points declared in Include/optimist.h.
         .target(name: "OptimistC", dependencies: ["Optimist"], exclude: ["exports.map"], swiftSettings: unchecked),
         // Microbenchmarks (Benchmarks/run builds this in release mode).
@@ -41,6 +49,7 @@ let package = Package(
         .testTarget(name: "OptimistCoreTests", dependencies: ["OptimistCore"]),
         .testTarget(name: "OptimistSQLiteTests", dependencies: ["Optimist"]),
         .testTarget(name: "OptimistTests", dependencies: ["Optimist"]),
+        .testTarget(name: "OptimistSyncTests", dependencies: ["OptimistSync", "Optimist"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -16,7 +16,7 @@ final class BatchWriter {
     private let putMutation, deleteMutation: Statement
     private let getChunk, putChunk: Statement
     private let pruneLoaded, putLoaded: Statement
-    private let raiseNextID: Statement
+    private let raiseNextID, putCursor: Statement
     private var syncFull = false
     /// No mutation above this id has a row in the file. Most mutations end within the batch
     /// that would first write them (a tap and its commit come milliseconds apart), and those
@@ -37,8 +37,9 @@ final class BatchWriter {
         putRecord = try c.prepare("INSERT OR REPLACE INTO records(coll, key, value) VALUES (?, ?, ?)")
         deleteRecord = try c.prepare("DELETE FROM records WHERE coll = ? AND key = ?")
         putMutation = try c.prepare("""
-            INSERT OR REPLACE INTO mutations(id, ops, status, attempts, next_attempt_ms, dedupe_key, policy, last_error)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO mutations(id, ops, status, attempts, next_attempt_ms, dedupe_key, policy, last_error,
+                                             retry, queue_position)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         deleteMutation = try c.prepare("DELETE FROM mutations WHERE id = ?")
         getChunk = try c.prepare("SELECT bits FROM ended_chunks WHERE chunk = ?")
@@ -48,6 +49,7 @@ final class BatchWriter {
         pruneLoaded = try c.prepare("DELETE FROM loaded WHERE coll = ? AND from_key >= ? AND to_key <= ? AND at_ms <= ?")
         putLoaded = try c.prepare("INSERT INTO loaded(coll, from_key, to_key, at_ms) VALUES (?, ?, ?, ?)")
         raiseNextID = try c.prepare("UPDATE meta SET next_mutation_id = max(next_mutation_id, ?) WHERE one = 1")
+        putCursor = try c.prepare("UPDATE meta SET sync_cursor = ? WHERE one = 1")
         writtenMaxID = MutationID(max(0, try c.scalarInt("SELECT coalesce(max(id), 0) FROM mutations")))
         try normal.run()
     }
@@ -97,9 +99,15 @@ final class BatchWriter {
             putMutation.bind(6, m.dedupeKey)
             putMutation.bind(7, Int64(m.policy.rawValue))
             putMutation.bind(8, m.lastError)
+            putMutation.bind(9, m.retry)
+            if m.queuePosition == m.id { putMutation.bindNull(10) } else { putMutation.bind(10, Int64(bitPattern: m.queuePosition)) }
             try putMutation.run()
         }
         try writeEnded(batch.endedInOrder ? batch.ended : batch.ended.sorted { $0.id < $1.id })
+        if let cursor = batch.syncCursor {
+            putCursor.bind(1, cursor)
+            try putCursor.run()
+        }
         for (c, r) in batch.loaded {
             pruneLoaded.bind(1, c)
             pruneLoaded.bind(2, r.from)

@@ -21,10 +21,14 @@ struct JournalBatch {
     private(set) var ended: [(id: MutationID, status: MutationStatus)] = []
     private(set) var endedInOrder = true
     var loaded: [(collection: Key, range: LoadedRange)] = []
+    /// The last sync cursor recorded in the batch, when one was (`.some(nil)`: cleared).
+    var syncCursor: String??
     /// The highest mutation id seen, so the file's next id never falls behind an id handed out.
     var maxID: MutationID = 0
 
-    var isEmpty: Bool { records.isEmpty && mutations.isEmpty && ended.isEmpty && loaded.isEmpty && maxID == 0 }
+    var isEmpty: Bool {
+        records.isEmpty && mutations.isEmpty && ended.isEmpty && loaded.isEmpty && maxID == 0 && syncCursor == nil
+    }
 
     mutating func fold(_ entries: [JournalEntry]) {
         for e in entries {
@@ -41,6 +45,8 @@ struct JournalBatch {
                 maxID = max(maxID, id)
             case .loaded(let c, let from, let to, let at):
                 loaded.append((c, LoadedRange(from: from, to: to, at: at)))
+            case .syncCursor(let cursor):
+                syncCursor = .some(cursor)
             }
         }
     }

@@ -1,3 +1,4 @@
+import OptimistThreads
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,5 +1,6 @@
 import Synchronization
 import OptimistCore
+import OptimistThreads
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

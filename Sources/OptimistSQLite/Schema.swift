@@ -59,6 +59,13 @@ enum Schema {
         """),
         // 1 → 2: ended statuses as 2-bit codes in chunks (see ``EndedChunks``), not a row each.
         .code(endedToChunks),
+        // 2 → 3: the sync. A mutation's wire retry count and send-queue position (NULL: its
+        // id), and the pull cursor.
+        .sql("""
+        ALTER TABLE mutations ADD COLUMN retry INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE mutations ADD COLUMN queue_position INTEGER;
+        ALTER TABLE meta ADD COLUMN sync_cursor TEXT;
+        """),
     ]
 
     static var currentVersion: Int64 { Int64(migrations.count) }

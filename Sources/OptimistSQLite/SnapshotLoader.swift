@@ -10,9 +10,9 @@ enum SnapshotLoader {
         try c.exec("BEGIN")
         defer { try? c.exec("COMMIT") }
 
-        let meta = try c.prepare("SELECT client_id, next_mutation_id FROM meta WHERE one = 1")
+        let meta = try c.prepare("SELECT client_id, next_mutation_id, sync_cursor FROM meta WHERE one = 1")
         guard try meta.step(), let clientID = meta.text(0) else { throw .corrupt("store file has no meta row") }
-        var snapshot = StoreSnapshot(clientID: clientID, nextID: MutationID(bitPattern: meta.int64(1)))
+        var snapshot = StoreSnapshot(clientID: clientID, nextID: MutationID(bitPattern: meta.int64(1)), syncCursor: meta.text(2))
 
         // Confirmed records: rows read in one go, values parsed in parallel (as ops below).
         let records = try c.prepare("SELECT coll, key, value FROM records")
@@ -38,7 +38,7 @@ enum SnapshotLoader {
         // Rows first (SQLite is read by one thread), their ops text copied into one buffer;
         // ops parsed afterwards, in parallel.
         let mutations = try c.prepare("""
-            SELECT id, ops, status, attempts, next_attempt_ms, dedupe_key, policy, last_error
+            SELECT id, ops, status, attempts, next_attempt_ms, dedupe_key, policy, last_error, retry, queue_position
             FROM mutations ORDER BY id
             """)
         var live = [MutationRecord]()
@@ -52,7 +52,8 @@ enum SnapshotLoader {
             live.append(MutationRecord(
                 id: id, ops: [], status: status, attempts: Int(mutations.int64(3)),
                 nextAttemptAt: mutations.int64(4), dedupeKey: mutations.text(5), policy: policy,
-                lastError: mutations.text(7)))
+                lastError: mutations.text(7), retry: Int(mutations.int64(8)),
+                queuePosition: mutations.isNull(9) ? nil : MutationID(bitPattern: mutations.int64(9))))
             let start = text.count
             try mutations.withBytes(1) { text.append(contentsOf: $0) }
             spans.append(start..<text.count)

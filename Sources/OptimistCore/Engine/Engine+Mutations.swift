@@ -24,7 +24,7 @@ extension Engine {
         nextID += 1
         let m = LiveMutation(record: MutationRecord(id: id, ops: ops, dedupeKey: dedupeKey, policy: policy))
         live[MutationKey(id)] = m
-        due.append(id)
+        due.append(DueEntry(m.record))
         if let dedupeKey { dedupe[dedupeKey] = id }
         log(.mutation(m.record))
     }
@@ -41,7 +41,7 @@ extension Engine {
     func end(_ m: LiveMutation, as status: MutationStatus) {
         let id = m.record.id
         live.removeValue(forKey: MutationKey(id))
-        if m.record.status == .pending { removeDue(id) }
+        if m.record.status == .pending { removeDue(m.record) }
         if let k = m.record.dedupeKey, dedupe[k] == id { dedupe.removeValue(forKey: k) }
         for a in m.touched {
             let c = collection(a.collection)

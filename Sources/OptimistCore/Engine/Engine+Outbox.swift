@@ -1,29 +1,31 @@
 extension Engine {
-    func removeDue(_ id: MutationID) {
-        let i = lowerBound(due, id)
-        if i < due.count && due[i] == id { due.remove(at: i) }
+    func removeDue(_ r: MutationRecord) {
+        let e = DueEntry(r)
+        let i = lowerBound(e)
+        if i < due.count && due[i] == e { due.remove(at: i) }
     }
 
-    func insertDue(_ id: MutationID) {
-        let i = lowerBound(due, id)
-        if i == due.count || due[i] != id { due.insert(id, at: i) }
+    func insertDue(_ r: MutationRecord) {
+        let e = DueEntry(r)
+        let i = lowerBound(e)
+        if i == due.count || due[i] != e { due.insert(e, at: i) }
     }
 
-    private func lowerBound(_ a: [MutationID], _ id: MutationID) -> Int {
-        // New ids are appended, so the common case is at the end.
-        if let last = a.last, last < id { return a.count }
-        var lo = 0, hi = a.count
+    private func lowerBound(_ e: DueEntry) -> Int {
+        // New mutations are appended, so the common case is at the end.
+        if let last = due.last, last < e { return due.count }
+        var lo = 0, hi = due.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if a[mid] < id { lo = mid + 1 } else { hi = mid }
+            if due[mid] < e { lo = mid + 1 } else { hi = mid }
         }
         return lo
     }
 
     /// The oldest due pending mutation, now inflight.
     func outboxNext(now: Int64) -> MutationRecord? {
-        for (i, id) in due.enumerated() {
-            guard let m = live[MutationKey(id)], m.record.nextAttemptAt <= now else { continue }
+        for (i, entry) in due.enumerated() {
+            guard let m = live[MutationKey(entry.id)], m.record.nextAttemptAt <= now else { continue }
             due.remove(at: i)
             m.record.status = .inflight
             m.record.attempts += 1
@@ -52,21 +54,31 @@ extension Engine {
         case .inflight: break
         case .pending:
             // Sent by the host without the outbox: it still counts as an attempt.
-            removeDue(id)
+            removeDue(m.record)
             m.record.attempts += 1
         default:
             throw .state("mutation \(id) is \(m.record.status), not pending or inflight")
         }
         m.record.lastError = reason
+        noteStatusChange(m, .fail)
         if transient && m.record.attempts < retryPolicy.maxAttempts {
-            m.record.status = .pending
-            let wait = backoff(m.record)
-            let at = now.addingReportingOverflow(wait)
-            m.record.nextAttemptAt = at.overflow ? Int64.max : at.partialValue
-            insertDue(id)
-            log(.mutation(m.record))
+            backOff(m, now: now, wait: backoff(m.record))
             return
         }
+        failForGood(m)
+    }
+
+    /// Back to pending, due `wait` ms after `now`.
+    func backOff(_ m: LiveMutation, now: Int64, wait: Int64) {
+        m.record.status = .pending
+        let at = now.addingReportingOverflow(max(wait, 0))
+        m.record.nextAttemptAt = at.overflow ? Int64.max : at.partialValue
+        insertDue(m.record)
+        log(.mutation(m.record))
+    }
+
+    /// A permanent failure (or out of retries): the mutation's policy decides.
+    func failForGood(_ m: LiveMutation) {
         switch m.record.policy {
         case .rollback:
             end(m, as: .rolledBack)
@@ -77,19 +89,26 @@ extension Engine {
         }
     }
 
+    /// A failed mutation is sent again, after everything already queued, with its wire retry
+    /// count raised; a backing-off pending one becomes due at once, in its place.
     func retry(_ id: MutationID) throws(OptimistError) {
         let m = try liveMutation(id)
         switch m.record.status {
         case .failed:
             m.record.attempts = 0
+            m.record.retry += 1
+            // The next id's position sorts after every queued mutation (and before the next
+            // fresh one: see ``DueEntry``).
+            m.record.queuePosition = nextID
         case .pending:
-            break
+            removeDue(m.record)
         default:
             throw .state("mutation \(id) is \(m.record.status); only failed or pending mutations can be retried")
         }
+        noteStatusChange(m, .retry)
         m.record.status = .pending
         m.record.nextAttemptAt = Int64.min
-        insertDue(id)
+        insertDue(m.record)
         log(.mutation(m.record))
     }
 }

@@ -9,17 +9,20 @@ public struct StoreSnapshot: Sendable {
     /// How ended mutations ended.
     public var ended: [(id: MutationID, status: MutationStatus)]
     public var loaded: [(collection: Key, range: LoadedRange)]
+    /// The sync's pull cursor, nil before the first pull.
+    public var syncCursor: String?
 
     public init(clientID: String, nextID: MutationID = 1,
                 confirmed: [(collection: Key, key: Key, value: Record)] = [],
                 mutations: [MutationRecord] = [], ended: [(id: MutationID, status: MutationStatus)] = [],
-                loaded: [(collection: Key, range: LoadedRange)] = []) {
+                loaded: [(collection: Key, range: LoadedRange)] = [], syncCursor: String? = nil) {
         self.clientID = clientID
         self.nextID = nextID
         self.confirmed = confirmed
         self.mutations = mutations
         self.ended = ended
         self.loaded = loaded
+        self.syncCursor = syncCursor
     }
 }
 
@@ -52,7 +55,7 @@ extension Engine {
             if let results = try? evaluate(r.ops, on: { c, k in c.visible[k] }, skipFailing: true) {
                 for (c, key, value) in results { setVisible(c, key, value) }
             }
-            if r.status == .pending { due.append(r.id) }
+            if r.status == .pending { due.append(DueEntry(r)) }
             if let k = r.dedupeKey { dedupe[k] = r.id }
         }
         for (id, status) in s.ended {
@@ -60,6 +63,9 @@ extension Engine {
             ended.insert(id, status)
         }
         for (coll, range) in s.loaded { freshness[coll, default: Freshness()].mark(range) }
+        // Retried mutations sit after the others; the loader's id order is not send order.
+        if due.count > 1 && !zip(due, due.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { due.sort() }
+        syncCursor = s.syncCursor
         nextID = max(s.nextID, maxID + 1)
     }
 }

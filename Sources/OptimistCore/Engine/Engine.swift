@@ -12,6 +12,27 @@ final class CollectionState {
     init(name: Key) { self.name = name }
 }
 
+/// A pending mutation's place in the outbox: by queue position, where a retried mutation
+/// (whose position is the next id at the time of its retry) comes before the fresh mutation
+/// that takes that id, then by id.
+struct DueEntry: Comparable {
+    var position: UInt64
+    var fresh: Bool
+    var id: MutationID
+
+    init(_ r: MutationRecord) {
+        position = r.queuePosition
+        fresh = r.queuePosition == r.id
+        id = r.id
+    }
+
+    static func < (a: DueEntry, b: DueEntry) -> Bool {
+        if a.position != b.position { return a.position < b.position }
+        if a.fresh != b.fresh { return !a.fresh }
+        return a.id < b.id
+    }
+}
+
 /// A record's address.
 struct RecordAddress: Hashable {
     var collection: Key
@@ -59,8 +80,8 @@ typealias Delivery = [(listener: @Sendable ([Change]) -> Void, changes: [Change]
 final class Engine {
     var collections: [Key: CollectionState] = [:]
     var live: [MutationKey: LiveMutation] = [:]
-    /// Ids of `pending` mutations, ascending: the outbox's order.
-    var due: [MutationID] = []
+    /// `pending` mutations in send order (queue position, then id): the outbox's order.
+    var due: [DueEntry] = []
     var dedupe: [String: MutationID] = [:]
     var ended = EndedSet()
     var nextID: MutationID = 1
@@ -73,14 +94,31 @@ final class Engine {
     var subscriptions: [UInt64: Subscription] = [:]
     var nextSubscription: UInt64 = 1
     var closed = false
+    /// The sync running on this store, if any.
+    var attachment: (any StoreAttachment)?
 
     /// Entries for the persistence layer; nil for an in-memory store.
     var journal: [JournalEntry]?
 
-    // Change tracking for the call in progress: each touched record's value and pending flag
-    // before the call, in first-touch order.
-    private var before: [RecordAddress: (value: Record?, pending: Bool)] = [:]
+    /// The sync's pull cursor (opaque, from the server); persisted with the store.
+    var syncCursor: String?
+
+    /// The cause of the changes being made: set by ``Store`` for each call, and switched by
+    /// steps that make another kind of change within one call (a pull's outcomes).
+    var cause: ChangeCause = .mutate
+
+    // Change tracking for the call in progress: each touched record's value and status before
+    // the call, the cause of its first change and whether it is reported even when unchanged
+    // (a mutation's status changed under it), in first-touch order.
+    private var before: [RecordAddress: Before] = [:]
     private var touchOrder: [RecordAddress] = []
+
+    struct Before {
+        var value: Record?
+        var status: RecordStatus
+        var cause: ChangeCause
+        var forced: Bool
+    }
 
     init(clientID: String, journaling: Bool) {
         self.clientID = clientID
@@ -107,22 +145,47 @@ final class Engine {
         guard !subscriptions.isEmpty else { return }
         let a = RecordAddress(collection: c.name, key: key)
         if before[a] == nil {
-            before[a] = (c.visible[key], c.chains[key] != nil)
+            before[a] = Before(value: c.visible[key], status: recordStatus(c, key), cause: cause, forced: false)
             touchOrder.append(a)
         }
     }
 
-    /// The listener calls owed for the changes since the last call, with `cause`.
-    func takeDelivery(cause: ChangeCause) -> Delivery {
+    /// Notes that `m`'s status changes: its records are reported with `cause` even when their
+    /// value and status stay the same (a transient failure, a retry, a send), so a UI hears of
+    /// every status change.
+    func noteStatusChange(_ m: LiveMutation, _ cause: ChangeCause) {
+        guard !subscriptions.isEmpty else { return }
+        for a in m.touched {
+            let c = collection(a.collection)
+            if var b = before[a] {
+                b.forced = true
+                before[a] = b
+            } else {
+                before[a] = Before(value: c.visible[a.key], status: recordStatus(c, a.key), cause: cause, forced: true)
+                touchOrder.append(a)
+            }
+        }
+    }
+
+    /// `failed` when a kept failure touches the record, `pending` when another live mutation
+    /// does, else `confirmed`.
+    func recordStatus(_ c: CollectionState, _ key: Key) -> RecordStatus {
+        guard let chain = c.chains[key] else { return .confirmed }
+        for id in chain where live[MutationKey(id)]?.record.status == .failed { return .failed }
+        return .pending
+    }
+
+    /// The listener calls owed for the changes since the last call.
+    func takeDelivery() -> Delivery {
         guard !touchOrder.isEmpty else { return [] }
         var changes = [Change]()
         for a in touchOrder {
             let old = before[a]!
             let c = collections[a.collection]!
             let value = c.visible[a.key]
-            let pending = c.chains[a.key] != nil
-            if value != old.value || pending != old.pending {
-                changes.append(Change(collection: a.collection, key: a.key, value: value, pending: pending, cause: cause))
+            let status = recordStatus(c, a.key)
+            if old.forced || value != old.value || status != old.status {
+                changes.append(Change(collection: a.collection, key: a.key, value: value, status: status, cause: old.cause))
             }
         }
         before.removeAll(keepingCapacity: true)

@@ -85,12 +85,19 @@ public struct MutationRecord: Sendable, Equatable {
     public var nextAttemptAt: Int64
     public var dedupeKey: String?
     public var policy: FailurePolicy
-    /// The reason given with the last failure.
+    /// The reason given with the last failure (the server's error, or rollback's reason).
     public var lastError: String?
+    /// How often the app retried it after a permanent failure (``Store/retry(_:)`` of a failed
+    /// mutation): sent on the wire, so a server processes a rejected mutation again only
+    /// when this is higher than the count it recorded.
+    public var retry: Int
+    /// Its place in the send queue: its id, until a retry of a failed mutation puts it after
+    /// everything already queued (a fresh position taken from the id sequence).
+    public var queuePosition: UInt64
 
     public init(id: MutationID, ops: [Op], status: MutationStatus = .pending, attempts: Int = 0,
                 nextAttemptAt: Int64 = 0, dedupeKey: String? = nil, policy: FailurePolicy = .rollback,
-                lastError: String? = nil) {
+                lastError: String? = nil, retry: Int = 0, queuePosition: UInt64? = nil) {
         self.id = id
         self.ops = ops
         self.status = status
@@ -99,5 +106,7 @@ public struct MutationRecord: Sendable, Equatable {
         self.dedupeKey = dedupeKey
         self.policy = policy
         self.lastError = lastError
+        self.retry = retry
+        self.queuePosition = queuePosition ?? id
     }
 }

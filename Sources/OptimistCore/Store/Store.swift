@@ -32,25 +32,29 @@ public final class Store: Sendable {
         self.sink = sink
     }
 
-    /// Runs `body` under the lock, hands the journal to the sink, then calls the listeners.
-    private func change<R: Sendable>(
+    /// Runs `body` under the lock, hands the journal to the sink, then calls the listeners
+    /// (and, when the call queued a mutation, wakes the attached sync).
+    func change<R: Sendable>(
         _ cause: ChangeCause, _ body: (Engine) throws(OptimistError) -> R
     ) throws(OptimistError) -> R {
-        let (result, delivery) = try state.withLock { (e: inout Engine) throws(OptimistError) -> (R, Delivery) in
+        let (result, delivery, wake) = try state.withLock { (e: inout Engine) throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?) in
             guard !e.closed else { throw OptimistError.misuse("the store is closed") }
             if let error = sink?.takeError() { throw error }
+            e.cause = cause
             let r = try body(e)
             if let s = sink, let j = e.journal, !j.isEmpty {
                 s.append(j)
                 e.journal!.removeAll(keepingCapacity: true)
             }
-            return (r, e.takeDelivery(cause: cause))
+            let queued = cause == .mutate || cause == .retry
+            return (r, e.takeDelivery(), queued ? e.attachment : nil)
         }
         for (listener, changes) in delivery { listener(changes) }
+        wake?.storeDidQueue()
         return result
     }
 
-    private func read<R: Sendable>(_ body: (Engine) throws(OptimistError) -> R) throws(OptimistError) -> R {
+    func read<R: Sendable>(_ body: (Engine) throws(OptimistError) -> R) throws(OptimistError) -> R {
         try state.withLock { (e: inout Engine) throws(OptimistError) -> R in
             guard !e.closed else { throw OptimistError.misuse("the store is closed") }
             return try body(e)
@@ -128,8 +132,13 @@ public final class Store: Sendable {
     // MARK: Outbox
 
     /// Hands out the oldest due pending mutation and marks it inflight; nil when none is due.
+    ///
+    /// - Throws: `.misuse` while a sync runs (it sends the outbox itself).
     public func outboxNext(now: Int64) throws(OptimistError) -> MutationRecord? {
-        try change(.mutate) { e in e.outboxNext(now: now) }
+        try change(.sync) { e throws(OptimistError) in
+            guard e.attachment == nil else { throw .misuse("a sync is running: it sends the outbox itself") }
+            return e.outboxNext(now: now)
+        }
     }
 
     /// A send failed. Transient failures come back pending after exponential backoff with
@@ -222,6 +231,9 @@ public final class Store: Sendable {
     /// Flushes and closes; later calls throw `.misuse`. Closing twice is a no-op. The records
     /// are dropped, so a closed store kept referenced holds next to no memory.
     public func close() throws(OptimistError) {
+        // The sync stops first, outside the lock: its thread may be inside a store call.
+        let attached = state.withLock { e in e.attachment }
+        attached?.storeWillClose()
         let wasOpen = state.withLock { e in
             guard !e.closed else { return false }
             e = Engine(clientID: e.clientID, journaling: false)
@@ -234,4 +246,35 @@ public final class Store: Sendable {
     }
 
     public var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
+
+    // MARK: Attachments
+
+    /// Attaches `a` (the store's sync): it hears of queued mutations and of the close.
+    ///
+    /// - Throws: `.misuse` when one is attached already.
+    package func attach(_ a: any StoreAttachment) throws(OptimistError) {
+        try read { e throws(OptimistError) in
+            guard e.attachment == nil else { throw .misuse("a sync is already running on this store") }
+            e.attachment = a
+        }
+    }
+
+    /// Detaches `a` if it is the attached one.
+    package func detach(_ a: any StoreAttachment) {
+        state.withLock { e in
+            if let current = e.attachment, current === a { e.attachment = nil }
+        }
+    }
+
+    /// The attached sync, if any.
+    package var attachment: (any StoreAttachment)? { state.withLock { $0.attachment } }
+}
+
+/// Something that runs beside a store and must hear of it (the sync).
+package protocol StoreAttachment: AnyObject, Sendable {
+    /// A mutation became due (mutate, retry): a chance to send it now. Called outside the
+    /// store's lock, on the thread that made the change; it must return at once.
+    func storeDidQueue()
+    /// The store is closing: stop, and return once no store call of yours is in progress.
+    func storeWillClose()
 }

@@ -7,11 +7,11 @@ import Darwin
 /// A pthread mutex with one condition variable: what the store's callers and the writer
 /// thread use to hand over work and wait for it (Foundation and Dispatch are kept out of the
 /// library on purpose).
-final class Monitor: @unchecked Sendable {
+package final class Monitor: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-    init() {
+    package init() {
         pthread_mutex_init(mutex, nil)
         var attr = pthread_condattr_t()
         pthread_condattr_init(&attr)
@@ -29,20 +29,20 @@ final class Monitor: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
+    package func lock() { pthread_mutex_lock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
 
-    @inline(__always) func locked<R>(_ body: () throws -> R) rethrows -> R {
+    @inline(__always) package func locked<R>(_ body: () throws -> R) rethrows -> R {
         lock()
         defer { unlock() }
         return try body()
     }
 
     /// Waits for a broadcast (the mutex must be held).
-    func wait() { pthread_cond_wait(cond, mutex) }
+    package func wait() { pthread_cond_wait(cond, mutex) }
 
     /// Waits for a broadcast or until `milliseconds` pass (the mutex must be held).
-    func wait(milliseconds: Int) {
+    package func wait(milliseconds: Int) {
         #if canImport(Glibc)
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)
@@ -56,11 +56,11 @@ final class Monitor: @unchecked Sendable {
         #endif
     }
 
-    func broadcast() { pthread_cond_broadcast(cond) }
+    package func broadcast() { pthread_cond_broadcast(cond) }
 }
 
 /// Starts `body` on a new pthread and returns a handle to join it.
-func startThread(_ body: @escaping () -> Void) -> pthread_t? {
+package func startThread(_ body: @escaping () -> Void) -> pthread_t? {
     final class Box { let body: () -> Void; init(_ b: @escaping () -> Void) { body = b } }
     let context = Unmanaged.passRetained(Box(body)).toOpaque()
     #if canImport(Glibc)
@@ -82,4 +82,17 @@ func startThread(_ body: @escaping () -> Void) -> pthread_t? {
     #else
     return thread
     #endif
+}
+
+/// Milliseconds on the monotonic clock (not wall time: it never jumps back), for timeouts and
+/// the sync's schedule.
+package func monotonicMilliseconds() -> Int64 {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000
+}
+
+/// Joins a thread started by ``startThread(_:)``.
+package func joinThread(_ thread: pthread_t) {
+    pthread_join(thread, nil)
 }

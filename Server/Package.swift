@@ -1,0 +1,39 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The reference sync server lives in its own package so that apps using the library never
+// resolve a server's dependencies (HTTP, PostgreSQL). It applies ops with the root package's
+// OptimistCore, so server and client agree on what every op means.
+let package = Package(
+    name: "OptimistServer",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "optimist-server", targets: ["optimist-server"]),
+    ],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // The system's libsqlite3 (the root package's CSQLite target is not a product, and two
+        // targets of one name may not meet in a package graph).
+        .systemLibrary(name: "CServerSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .executableTarget(
+            name: "optimist-server",
+            dependencies: [
+                .product(name: "OptimistCore", package: "main"),
+                "CServerSQLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,105 @@
+import ArgumentParser
+import Hummingbird
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `optimist-server`: the reference server of the sync protocol (docs/protocol.md).
+@main
+struct OptimistServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "optimist-server",
+        abstract: "The reference sync server of Optimist: POST /push, POST /pull, GET /health."
+    )
+
+    @Option(help: "TCP port to listen on (0: any free port; the chosen one is printed).")
+    var port: Int
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=MODE].")
+    var db = "sqlite:optimist-server.sqlite"
+
+    @Option(help: "JSON file {\"<token>\": \"<user>\"}; requests then need Authorization: Bearer <token>.")
+    var tokens: String?
+
+    @Option(help: "Reject mutations touching COLL, or COLL/KEYPREFIX; '=message' sets the error. Repeatable.")
+    var refuse: [String] = []
+
+    @Option(help: "Largest request body in bytes (larger: 413).")
+    var maxBody = 8 << 20
+
+    @Option(help: "Most changes in one pull answer (more: true beyond).")
+    var pageSize = 5000
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+        guard maxBody > 0 else { throw ValidationError("--max-body must be positive") }
+        guard pageSize > 0 else { throw ValidationError("--page-size must be positive") }
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = getenv("LOG_LEVEL").flatMap { Logger.Level(rawValue: String(cString: $0)) } ?? .info
+            return handler
+        }
+        let logger = Logger(label: "optimist-server")
+        do {
+            try await serve(logger: logger)
+        } catch let error as BadRequest {
+            // A configuration mistake: say it plainly, no stack of wrappers.
+            throw ValidationError(error.message)
+        }
+    }
+
+    private func serve(logger: Logger) async throws {
+        var auth = Auth.open
+        if let tokens { auth = try Auth.load(path: tokens) }
+        var rules = [RefusalRule]()
+        for text in refuse { rules.append(try RefusalRule(parsing: text)) }
+
+        let storage: any Storage
+        var postgres: PostgresStorage?
+        switch try DatabaseURL.parse(db) {
+        case .sqlite(let path):
+            storage = try SQLiteStorage(path: path)
+            logger.info("storage: SQLite \(path)")
+        case .postgres(let configuration, let description):
+            let pg = PostgresStorage(configuration: configuration, logger: logger)
+            storage = pg
+            postgres = pg
+            logger.info("storage: \(description)")
+        }
+
+        let responder = SyncResponder(
+            sync: SyncService(storage: storage, rules: RefusalRules(rules: rules), pageSize: pageSize),
+            auth: auth, maxBody: maxBody, logger: logger)
+        let host = self.host
+        var app = Application(
+            responder: responder,
+            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { channel in
+                // Tests and scripts read the port from this line (so --port 0 works).
+                let port = channel.localAddress?.port ?? 0
+                let shown = host.contains(":") ? "[\(host)]" : host
+                print("listening on http://\(shown):\(port)")
+                fflush(stdout)
+            },
+            logger: logger)
+        if let postgres {
+            // The pool runs as a service: the ServiceGroup stops it after the HTTP server has
+            // drained, so in-flight requests keep their database connections to the end.
+            app.addServices(postgres.client)
+            app.beforeServerStarts { try await postgres.migrate() }
+        }
+        // SIGTERM and SIGINT: stop accepting, finish in-flight requests, exit 0.
+        try await app.runService()
+        logger.info("stopped")
+    }
+}

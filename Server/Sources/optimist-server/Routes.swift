@@ -1,0 +1,138 @@
+import Hummingbird
+import Logging
+import OptimistCore
+
+/// The HTTP face of the server: `POST /push`, `POST /pull`, `GET /health`. A responder of its
+/// own rather than a router: three fixed paths, and every answer (404 and 405 included) goes
+/// through one place that writes the JSON error bodies and the one log line per request.
+struct SyncResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+
+    let sync: SyncService
+    let auth: Auth
+    let maxBody: Int
+    let logger: Logger
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let start = ContinuousClock.now
+        var clientID: String?
+        let response = await route(request, clientID: &clientID)
+        let micros = (ContinuousClock.now - start).microseconds
+        var metadata: Logger.Metadata = [:]
+        if let clientID { metadata["client_id"] = .string(clientID) }
+        logger.info("\(request.method) \(request.uri.path) \(response.status.code) \(micros / 1000).\(micros % 1000 / 100)ms",
+                    metadata: metadata)
+        return response
+    }
+
+    private func route(_ request: Request, clientID: inout String?) async -> Response {
+        let path = request.uri.path
+        switch (path, request.method) {
+        case ("/health", .get), ("/health", .head):
+            _ = await readBody(request, limit: 0)
+            do {
+                try await sync.storage.ping()
+                return json(.ok, #"{"status":"ok"}"#)
+            } catch {
+                logger.error("health check failed: \(error)")
+                return failure(.serviceUnavailable, "the database does not answer", retryAfter: true)
+            }
+        case ("/push", .post), ("/pull", .post):
+            return await syncRequest(request, push: path == "/push", clientID: &clientID)
+        case ("/health", _), ("/push", _), ("/pull", _):
+            _ = await readBody(request, limit: 0)
+            var response = failure(.methodNotAllowed, "\(request.method) is not allowed on \(path)")
+            response.headers[.allow] = path == "/health" ? "GET" : "POST"
+            return response
+        default:
+            _ = await readBody(request, limit: 0)
+            return failure(.notFound, "no such endpoint: \(path)")
+        }
+    }
+
+    private func syncRequest(_ request: Request, push: Bool, clientID: inout String?) async -> Response {
+        guard let user = auth.user(for: request) else {
+            _ = await readBody(request, limit: 0)
+            return failure(.unauthorized, "missing or unknown bearer token")
+        }
+        let parsed: JSON
+        switch await readBody(request, limit: maxBody) {
+        case .tooLarge: return failure(.contentTooLarge, "the body is over this server's limit of \(maxBody) bytes")
+        case .broken: return failure(.badRequest, "the body could not be read")
+        case .complete(let body):
+            let result: Result<JSON, JSONParser.Failure> = body.withUnsafeReadableBytes { raw in
+                do throws(JSONParser.Failure) { return .success(try JSONParser.parse(raw.bindMemory(to: UInt8.self))) } catch {
+                    return .failure(error)
+                }
+            }
+            switch result {
+            case .success(let json): parsed = json
+            case .failure(let error): return failure(.badRequest, "malformed JSON: \(error)")
+            }
+        }
+        do {
+            if push {
+                let req = try WireDecoding.push(parsed)
+                clientID = req.clientID
+                let results = try await sync.push(user: user, req)
+                return json(.ok, WireEncoding.push(results))
+            } else {
+                let req = try WireDecoding.pull(parsed)
+                clientID = req.clientID
+                let answer = try await sync.pull(user: user, req)
+                return Response(status: .ok, headers: [.contentType: "application/json"],
+                                body: .init(byteBuffer: ByteBuffer(bytes: WireEncoding.pull(answer))))
+            }
+        } catch let error as BadRequest {
+            return failure(.badRequest, error.message)
+        } catch StorageError.transient(let message) {
+            logger.warning("transient database failure: \(message)")
+            return failure(.serviceUnavailable, "the database is busy, try again", retryAfter: true)
+        } catch {
+            logger.error("request failed: \(error)")
+            return failure(.internalServerError, "internal error")
+        }
+    }
+
+    private enum Body {
+        case complete(ByteBuffer)
+        case tooLarge
+        case broken
+    }
+
+    /// Reads the whole body, or up to `limit` bytes. A body over the limit is still read (and
+    /// dropped), up to a bound: a client that is still sending would otherwise see its
+    /// connection reset instead of the 413 that tells it to send less.
+    private func readBody(_ request: Request, limit: Int) async -> Body {
+        let drainBound = limit + 64 << 20
+        var buffer = ByteBuffer()
+        var total = 0
+        do {
+            for try await chunk in request.body {
+                total += chunk.readableBytes
+                if total > drainBound { break }
+                if total <= limit { buffer.writeImmutableBuffer(chunk) }
+            }
+        } catch {
+            return .broken
+        }
+        return total > limit ? .tooLarge : .complete(buffer)
+    }
+
+    private func json(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    private func failure(_ status: HTTPResponse.Status, _ message: String, retryAfter: Bool = false) -> Response {
+        var response = json(status, WireEncoding.error(message))
+        if retryAfter { response.headers[.retryAfter] = "1" }
+        return response
+    }
+}
+
+extension Duration {
+    fileprivate var microseconds: Int64 {
+        let (s, atto) = components
+        return s * 1_000_000 + atto / 1_000_000_000_000
+    }
+}

@@ -1,0 +1,193 @@
+import Synchronization
+
+/// The embedded store: one SQLite file in WAL mode. One writer connection takes every write
+/// transaction in turn (`BEGIN IMMEDIATE`, so a second server process on the same file waits
+/// for the lock instead of failing half way); pulls read from their own connections, which WAL
+/// lets run beside the writer on a consistent snapshot.
+///
+/// SQLite calls block the calling thread; they are short (the file is local and a push writes
+/// a few rows), so they run on the task's thread rather than being handed to another pool.
+final class SQLiteStorage: Storage {
+    static let schemaVersion: Int64 = 1
+
+    private let path: String
+    private let writer: SQLiteConnection
+    private let writeGate = AsyncMutex()
+    /// Idle reader connections; a pull takes one (or opens one) and puts it back.
+    private let readers = Mutex<[SQLiteConnection]>([])
+
+    init(path: String) throws(StorageError) {
+        self.path = path
+        writer = try SQLiteConnection(path: path)
+        try writer.exec("PRAGMA journal_mode = WAL")
+        // FULL: an answered push survives a power cut, not only a crash of this process.
+        try writer.exec("PRAGMA synchronous = FULL")
+        try migrate()
+    }
+
+    private func migrate() throws(StorageError) {
+        try writer.exec("BEGIN IMMEDIATE")
+        do throws(StorageError) {
+            let version = try writer.integer("PRAGMA user_version") ?? 0
+            if version > Self.schemaVersion {
+                throw StorageError.failed("\(path) has schema version \(version); this server knows \(Self.schemaVersion) (upgrade the server)")
+            }
+            if version < 1 {
+                try writer.exec("""
+                    CREATE TABLE spaces (
+                        user_id TEXT PRIMARY KEY,
+                        seq INTEGER NOT NULL);
+                    CREATE TABLE records (
+                        user_id TEXT NOT NULL, coll TEXT NOT NULL, key TEXT NOT NULL,
+                        value TEXT,
+                        version INTEGER NOT NULL,
+                        seq INTEGER NOT NULL,
+                        PRIMARY KEY (user_id, coll, key));
+                    CREATE INDEX records_by_seq ON records (user_id, seq);
+                    CREATE TABLE outcomes (
+                        user_id TEXT NOT NULL, client_id TEXT NOT NULL, mutation_id INTEGER NOT NULL,
+                        status TEXT NOT NULL,
+                        retry INTEGER NOT NULL,
+                        error TEXT,
+                        seq INTEGER NOT NULL,
+                        PRIMARY KEY (user_id, client_id, mutation_id));
+                    PRAGMA user_version = 1;
+                    """)
+            }
+            // Later versions migrate here, one step at a time.
+            try writer.exec("COMMIT")
+        } catch {
+            try? writer.exec("ROLLBACK")
+            throw error
+        }
+    }
+
+    func write<R: Sendable>(_ body: (any StoreTransaction) async throws -> R) async throws -> R {
+        await writeGate.lock()
+        defer { writeGate.unlock() }
+        try writer.exec("BEGIN IMMEDIATE")
+        do {
+            let result = try await body(SQLiteTransaction(db: writer))
+            try writer.exec("COMMIT")
+            return result
+        } catch {
+            try? writer.exec("ROLLBACK")
+            throw error
+        }
+    }
+
+    func read<R: Sendable>(_ body: (any StoreTransaction) async throws -> R) async throws -> R {
+        let db = try checkoutReader()
+        defer { checkin(db) }
+        // The snapshot starts at the first SELECT and holds until COMMIT.
+        try db.exec("BEGIN")
+        do {
+            let result = try await body(SQLiteTransaction(db: db))
+            try db.exec("COMMIT")
+            return result
+        } catch {
+            try? db.exec("ROLLBACK")
+            throw error
+        }
+    }
+
+    func ping() async throws {
+        let db = try checkoutReader()
+        defer { checkin(db) }
+        _ = try db.integer("SELECT count(*) FROM spaces WHERE user_id = ''")
+    }
+
+    private func checkoutReader() throws(StorageError) -> SQLiteConnection {
+        if let db = readers.withLock({ $0.popLast() }) { return db }
+        return try SQLiteConnection(path: path)
+    }
+
+    private func checkin(_ db: SQLiteConnection) {
+        // Keep a few for the next pulls; close the rest (the deinit closes them).
+        readers.withLock { if $0.count < 8 { $0.append(db) } }
+    }
+}
+
+/// The SQL of one transaction on a SQLite connection.
+private struct SQLiteTransaction: StoreTransaction {
+    let db: SQLiteConnection
+
+    func lockSpace(user: String) throws -> Int64 {
+        // BEGIN IMMEDIATE already holds the database's write lock; the row only needs to exist.
+        try db.query("INSERT INTO spaces (user_id, seq) VALUES (?, 0) ON CONFLICT DO NOTHING", [.text(user)])
+        return try spaceSeq(user: user)
+    }
+
+    func spaceSeq(user: String) throws -> Int64 {
+        try db.integer("SELECT seq FROM spaces WHERE user_id = ?", [.text(user)]) ?? 0
+    }
+
+    func setSpaceSeq(user: String, seq: Int64) throws {
+        try db.query("UPDATE spaces SET seq = ? WHERE user_id = ?", [.int(seq), .text(user)])
+    }
+
+    func record(user: String, coll: String, key: String) throws -> StoredRecord? {
+        var found: StoredRecord?
+        try db.query("SELECT value, version, seq FROM records WHERE user_id = ? AND coll = ? AND key = ?",
+                     [.text(user), .text(coll), .text(key)]) { r in
+            found = StoredRecord(value: r.text(0), version: r.int(1), seq: r.int(2))
+        }
+        return found
+    }
+
+    func saveRecord(user: String, coll: String, key: String, _ record: StoredRecord) throws {
+        try db.query("""
+            INSERT INTO records (user_id, coll, key, value, version, seq) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (user_id, coll, key) DO UPDATE SET value = excluded.value, version = excluded.version, seq = excluded.seq
+            """, [.text(user), .text(coll), .text(key), record.value.map(SQLValue.text) ?? .null, .int(record.version), .int(record.seq)])
+    }
+
+    func outcomes(user: String, clientID: String, ids: [Int64]) throws -> [StoredOutcome] {
+        // One indexed lookup per id: in-process calls cost next to nothing.
+        var found = [StoredOutcome]()
+        for id in ids {
+            try db.query("""
+                SELECT status, retry, error, seq FROM outcomes WHERE user_id = ? AND client_id = ? AND mutation_id = ?
+                """, [.text(user), .text(clientID), .int(id)]) { r throws(StorageError) in
+                found.append(try outcome(id, status: r.text(0), retry: r.int(1), error: r.text(2), seq: r.int(3)))
+            }
+        }
+        return found
+    }
+
+    func saveOutcome(user: String, clientID: String, _ o: StoredOutcome) throws {
+        try db.query("""
+            INSERT INTO outcomes (user_id, client_id, mutation_id, status, retry, error, seq) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (user_id, client_id, mutation_id) DO UPDATE SET
+                status = excluded.status, retry = excluded.retry, error = excluded.error, seq = excluded.seq
+            """, [.text(user), .text(clientID), .int(o.mutationID), .text(o.status.rawValue), .int(o.retry),
+                  o.error.map(SQLValue.text) ?? .null, .int(o.seq)])
+    }
+
+    func changes(user: String, after: Int64, limit: Int) throws -> [StoredChange] {
+        var rows = [StoredChange]()
+        try db.query("""
+            SELECT coll, key, value, seq FROM records WHERE user_id = ? AND seq > ? ORDER BY seq, coll, key LIMIT ?
+            """, [.text(user), .int(after), .int(Int64(limit))]) { r in
+            rows.append(StoredChange(coll: r.text(0) ?? "", key: r.text(1) ?? "", value: r.text(2), seq: r.int(3)))
+        }
+        return rows
+    }
+
+    func changes(user: String, at seq: Int64) throws -> [StoredChange] {
+        var rows = [StoredChange]()
+        try db.query("SELECT coll, key, value, seq FROM records WHERE user_id = ? AND seq = ? ORDER BY coll, key",
+                     [.text(user), .int(seq)]) { r in
+            rows.append(StoredChange(coll: r.text(0) ?? "", key: r.text(1) ?? "", value: r.text(2), seq: r.int(3)))
+        }
+        return rows
+    }
+}
+
+/// An outcome row read back; a status this server never writes means a damaged database.
+func outcome(_ id: Int64, status: String?, retry: Int64, error: String?, seq: Int64) throws(StorageError) -> StoredOutcome {
+    guard let s = status.flatMap(StoredOutcome.Status.init(rawValue:)) else {
+        throw .failed("outcome \(id) has an unknown status \(status ?? "NULL")")
+    }
+    return StoredOutcome(mutationID: id, status: s, retry: retry, error: error, seq: seq)
+}

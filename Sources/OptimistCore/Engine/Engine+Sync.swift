@@ -1,0 +1,157 @@
+/// What a server said of one pushed mutation.
+public enum PushOutcome: Sendable, Equatable {
+    /// Applied. `ops`: the server's canonical result (absolute ops) for the confirmed state;
+    /// nil: fold the mutation's own ops.
+    case ok(ops: [Op]?)
+    /// Refused for good: the mutation's policy decides; `error` becomes its last error.
+    case rejected(error: String)
+    /// Refused for now: back to pending, due again after `afterMs` (nil: the retry policy's
+    /// backoff); the attempt counts towards the retry limit.
+    case retry(afterMs: Int64?, error: String?)
+}
+
+/// What a pull reports of a mutation this client sent but never heard back about.
+public enum PulledOutcome: Sendable, Equatable {
+    /// Applied: its effect is in the pulled changes.
+    case ok
+    /// Refused for good.
+    case rejected(error: String)
+}
+
+/// How many not-yet-ended mutations are in each status, and when the next pending one is due.
+public struct OutboxCounts: Sendable, Equatable {
+    public var pending = 0
+    public var inflight = 0
+    public var failed = 0
+    /// When the first pending mutation in send order becomes due (nil: none pending). The
+    /// ones after it wait for it: a client's mutations reach the server in order.
+    public var nextDueAt: Int64?
+
+    public init() {}
+}
+
+// The sync's steps. Each runs inside one store call, so readers and subscribers see a push's
+// or a pull's whole effect at once.
+extension Engine {
+    /// Inflight mutations back to pending: the sync owns the outbox from its start, and
+    /// mutations a host handed out by hand are sent again (the server drops duplicates).
+    func requeueInflight() {
+        for m in live.values where m.record.status == .inflight {
+            m.record.status = .pending
+            insertDue(m.record)
+            log(.mutation(m.record))
+        }
+    }
+
+    /// Up to `max` mutations for one push, in send order, now inflight: the due front of the
+    /// queue. A pending mutation still backing off stops the batch, since the ones after it
+    /// must not reach the server before it.
+    func takeForPush(max: Int, now: Int64) -> [MutationRecord] {
+        var out = [MutationRecord]()
+        var taken = 0
+        for entry in due {
+            guard taken < max, let m = live[MutationKey(entry.id)], m.record.nextAttemptAt <= now else { break }
+            taken += 1
+            noteStatusChange(m, .sync)
+            m.record.status = .inflight
+            m.record.attempts += 1
+            log(.mutation(m.record))
+            out.append(m.record)
+        }
+        due.removeFirst(taken)
+        return out
+    }
+
+    /// Applies a push's answers (ids already checked to be inflight, in the order sent).
+    func settlePush(_ results: [(id: MutationID, outcome: PushOutcome)], now: Int64) {
+        for (id, outcome) in results {
+            guard let m = live[MutationKey(id)], m.record.status == .inflight else { continue }
+            switch outcome {
+            case .ok(let ops):
+                cause = .commit
+                // Canonical ops the confirmed state cannot take are the server's bug; the
+                // mutation still went through, so its own ops stand in until the next pull.
+                if let ops, (try? commit(id, serverOps: ops)) != nil { continue }
+                try? commit(id, serverOps: nil)
+            case .rejected(let error):
+                cause = m.record.policy == .rollback ? .rollback : .fail
+                noteStatusChange(m, cause)
+                m.record.lastError = error
+                failForGood(m)
+            case .retry(let afterMs, let error):
+                cause = .fail
+                noteStatusChange(m, .fail)
+                m.record.lastError = error ?? "the server asked to retry later"
+                if m.record.attempts < retryPolicy.maxAttempts {
+                    backOff(m, now: now, wait: afterMs ?? backoff(m.record))
+                } else {
+                    failForGood(m)
+                }
+            }
+        }
+    }
+
+    /// Mutations whose request got no answer (or whose answer did not mention them): back to
+    /// pending, due at once, the attempt not counted.
+    func unsend(_ ids: [MutationID]) {
+        cause = .sync
+        for id in ids {
+            guard let m = live[MutationKey(id)], m.record.status == .inflight else { continue }
+            noteStatusChange(m, .sync)
+            m.record.status = .pending
+            m.record.attempts = Swift.max(0, m.record.attempts - 1)
+            insertDue(m.record)
+            log(.mutation(m.record))
+        }
+    }
+
+    /// Applies one pull as one step: `changes` into the confirmed state, the outcomes' mutations
+    /// ended as the server decided without folding their ops again (their effect is in
+    /// `changes`), pending mutations re-applied on top, the new cursor recorded.
+    func applyPull(changes: [Op], outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?) throws(OptimistError) {
+        cause = .server
+        try serverApply(changes)
+        for (id, outcome) in outcomes {
+            guard let m = live[MutationKey(id)], m.record.status != .inflight else { continue }
+            switch outcome {
+            case .ok:
+                cause = .commit
+                end(m, as: .committed)
+                recompute(m.touched)
+            case .rejected(let error):
+                cause = m.record.policy == .rollback ? .rollback : .fail
+                noteStatusChange(m, cause)
+                m.record.lastError = error
+                if m.record.status == .pending { removeDue(m.record) }
+                failForGood(m)
+            }
+        }
+        if cursor != syncCursor {
+            syncCursor = cursor
+            log(.syncCursor(cursor))
+        }
+    }
+
+    func outboxCounts() -> OutboxCounts {
+        var counts = OutboxCounts()
+        counts.pending = due.count
+        if let first = due.first { counts.nextDueAt = live[MutationKey(first.id)]?.record.nextAttemptAt }
+        for m in live.values {
+            switch m.record.status {
+            case .inflight: counts.inflight += 1
+            case .failed: counts.failed += 1
+            default: break
+            }
+        }
+        return counts
+    }
+
+    /// The first `limit` not-ended mutations that are not kept failures, in send order.
+    func queued(limit: Int) -> [MutationRecord] {
+        var out = [MutationRecord]()
+        for entry in due.prefix(limit) {
+            if let m = live[MutationKey(entry.id)] { out.append(m.record) }
+        }
+        return out
+    }
+}

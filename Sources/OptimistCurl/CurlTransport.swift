@@ -1,0 +1,122 @@
+import CCurl
+import OptimistSync
+import Synchronization
+
+/// The built-in transport: HTTP/1.1 POSTs through the system's libcurl (no Foundation).
+///
+/// One easy handle per request keeps it simple and thread-safe; the sync sends one request
+/// at a time, so connection reuse would save little next to a request's own round trip.
+/// A reply body over `maxBodyBytes` is cut off (the sync then reports a protocol error),
+/// and a cancelled sync aborts the transfer from curl's progress callback.
+public struct CurlTransport: SyncTransport {
+    public var maxBodyBytes: Int
+
+    public init(maxBodyBytes: Int = 64 << 20) {
+        self.maxBodyBytes = maxBodyBytes
+        CurlTransport.globalInit
+    }
+
+    /// `curl_global_init` is not thread-safe: run it once, before any handle (a Swift global
+    /// is initialised exactly once).
+    private static let globalInit: Void = { _ = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+    public func send(_ request: SyncRequest, cancelled: @Sendable () -> Bool) -> SyncReply {
+        guard let h = curl_easy_init() else { return .unreachable("curl: cannot make a handle") }
+        defer { curl_easy_cleanup(h) }
+        return withoutActuallyEscaping(cancelled) { cancelled in
+            let sink = Sink(limit: maxBodyBytes, cancelled: cancelled)
+            let context = Unmanaged.passUnretained(sink).toOpaque()
+            var headers: UnsafeMutablePointer<curl_slist>?
+            defer { curl_slist_free_all(headers) }
+            headers = curl_slist_append(headers, "Content-Type: application/json")
+            headers = curl_slist_append(headers, "Expect:")  // no 100-continue round trip
+            for header in request.headers { headers = curl_slist_append(headers, "\(header.name): \(header.value)") }
+
+            let body = Array(request.body.utf8)
+            let code: CURLcode = body.withUnsafeBufferPointer { b in
+                request.url.withCString { url in
+                    _ = optimist_curl_set_ptr(h, CURLOPT_URL, url)
+                    _ = optimist_curl_set_long(h, CURLOPT_POST, 1)
+                    _ = optimist_curl_set_ptr(h, CURLOPT_POSTFIELDS, b.baseAddress)
+                    _ = optimist_curl_set_size(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(b.count))
+                    _ = optimist_curl_set_ptr(h, CURLOPT_HTTPHEADER, headers)
+                    _ = optimist_curl_set_long(h, CURLOPT_TIMEOUT_MS, Int(max(1, min(request.timeoutMs, Int64(Int32.max)))))
+                    _ = optimist_curl_set_long(h, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, min(request.timeoutMs, 10_000))))
+                    _ = optimist_curl_set_long(h, CURLOPT_NOSIGNAL, 1)  // threads: no SIGALRM for timeouts
+                    _ = optimist_curl_set_long(h, CURLOPT_FOLLOWLOCATION, 0)
+                    _ = optimist_curl_set_ptr(h, CURLOPT_WRITEDATA, context)
+                    _ = optimist_curl_set_write(h, { data, size, count, ctx in
+                        Unmanaged<Sink>.fromOpaque(ctx!).takeUnretainedValue().take(data, size * count)
+                    })
+                    _ = optimist_curl_set_ptr(h, CURLOPT_HEADERDATA, context)
+                    _ = optimist_curl_set_header_fn(h, { data, size, count, ctx in
+                        Unmanaged<Sink>.fromOpaque(ctx!).takeUnretainedValue().header(data, size * count)
+                    })
+                    _ = optimist_curl_set_long(h, CURLOPT_NOPROGRESS, 0)
+                    _ = optimist_curl_set_ptr(h, CURLOPT_XFERINFODATA, context)
+                    _ = optimist_curl_set_progress(h, { ctx, _, _, _, _ in
+                        Unmanaged<Sink>.fromOpaque(ctx!).takeUnretainedValue().cancelled() ? 1 : 0
+                    })
+                    return curl_easy_perform(h)
+                }
+            }
+            if code == CURLE_WRITE_ERROR && sink.overflowed {
+                // Cut off on purpose: nothing of it is applied, and the request is tried again.
+                return .unreachable("the reply (HTTP \(sink.status(h))) is over \(maxBodyBytes) bytes (\(request.url))")
+            }
+            guard code == CURLE_OK else {
+                let text = curl_easy_strerror(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
+                return .unreachable("\(text) (\(request.url))")
+            }
+            return .http(status: sink.status(h), body: String(decoding: sink.body, as: UTF8.self), retryAfterMs: sink.retryAfterMs)
+        }
+    }
+}
+
+/// Collects one reply: its body up to a limit, and the `Retry-After` header.
+private final class Sink {
+    var body: [UInt8] = []
+    var retryAfterMs: Int64?
+    var overflowed = false
+    let limit: Int
+    let cancelled: () -> Bool
+
+    init(limit: Int, cancelled: @escaping () -> Bool) {
+        self.limit = limit
+        self.cancelled = cancelled
+    }
+
+    func take(_ data: UnsafeMutablePointer<CChar>?, _ n: Int) -> Int {
+        guard let data, n > 0 else { return 0 }
+        guard body.count + n <= limit else {
+            overflowed = true
+            return 0  // anything but n aborts the transfer
+        }
+        data.withMemoryRebound(to: UInt8.self, capacity: n) { body.append(contentsOf: UnsafeBufferPointer(start: $0, count: n)) }
+        return n
+    }
+
+    /// Header lines arrive one by one; only `Retry-After: <seconds>` matters here (an HTTP
+    /// date is taken as no hint: the sync's own backoff then applies).
+    func header(_ data: UnsafeMutablePointer<CChar>?, _ n: Int) -> Int {
+        guard let data else { return 0 }
+        let line = data.withMemoryRebound(to: UInt8.self, capacity: n) { String(decoding: UnsafeBufferPointer(start: $0, count: n), as: UTF8.self) }
+        if line.utf8.count > 12, line.lowercased().hasPrefix("retry-after:") {
+            let value = line.dropFirst(12).trimmingSpaces
+            if let seconds = Int64(value), seconds >= 0 { retryAfterMs = min(seconds, 86_400) * 1000 }
+        }
+        return n
+    }
+
+    func status(_ h: UnsafeMutableRawPointer) -> Int {
+        var code = 0
+        _ = optimist_curl_get_long(h, CURLINFO_RESPONSE_CODE, &code)
+        return code
+    }
+}
+
+private extension Substring {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }.reversed())
+    }
+}

@@ -1,0 +1,279 @@
+import OptimistCore
+
+/// The sync's rules, one step at a time, with time passed in: no threads and no clock of its
+/// own, so tests drive it deterministically with a scripted transport. ``SyncRunner`` runs it
+/// on a thread.
+///
+/// A step does one exchange with the server (a push or a pull) or says when to come back:
+/// - push first: the due front of the outbox, in send order, at most `maxBatch`;
+/// - then pull: at start, after a push round that settled something, on `syncNow`, every
+///   `pullIntervalMs`, and again at once while the server says `more`;
+/// - a failed exchange backs off (exponential, jittered, capped; `Retry-After` honoured);
+///   401/403 pauses until new headers.
+package final class SyncMachine {
+    package struct Wait: Equatable {
+        /// Come back at this time (ms) at the latest; nil: only when woken.
+        package var until: Int64?
+    }
+
+    private let store: Store
+    private let clientID: String
+    private let transport: any SyncTransport
+    package private(set) var options: SyncOptions
+
+    package private(set) var state: SyncState = .idle
+    package private(set) var lastError: String?
+    package private(set) var pushed = 0
+    package private(set) var pulled = 0
+
+    private var needPull = true
+    private var nextPullAt: Int64 = .min
+    private var backoffUntil: Int64 = .min
+    private var failures = 0
+    private var paused = false
+    /// Push rounds that settled something, and the count a completed pull had seen when it
+    /// started: equal once a pull has completed after the last push.
+    private var pushRounds = 0
+    private var pulledAfterRound = -1
+    /// The most mutations the next push carries: `maxBatch`, halved after a 413.
+    private var batchLimit: Int
+    /// Ids sent without an answer naming them, and every mutation queued when the sync
+    /// started (a previous process may have sent them): the pull's `unacked` candidates.
+    private var maybeSent = Set<MutationID>()
+    private var jitterState: UInt64
+
+    package init(store: Store, transport: any SyncTransport, options: SyncOptions, seed: UInt64) throws(OptimistError) {
+        self.store = store
+        self.clientID = store.clientID
+        self.transport = transport
+        self.options = options
+        batchLimit = options.maxBatch
+        jitterState = seed | 1
+        try store.syncRequeueInflight()
+        for m in try store.syncQueued(limit: options.maxUnacked) { maybeSent.insert(m.id) }
+    }
+
+    // MARK: Controls
+
+    /// The app's "online again": pull and push at once, forgetting any backoff.
+    package func wakeNow() {
+        needPull = true
+        backoffUntil = .min
+        failures = 0
+    }
+
+    /// New headers: replaces the old ones and lifts an `unauthorized` pause.
+    package func setHeaders(_ headers: [SyncHeader]) {
+        options.headers = headers
+        if paused {
+            paused = false
+            backoffUntil = .min
+        }
+    }
+
+    /// The status as of now (counts read from the store).
+    package func status() -> SyncStatus {
+        let counts = (try? store.outboxCounts()) ?? OutboxCounts()
+        return SyncStatus(state: state, lastError: lastError, pending: counts.pending, inflight: counts.inflight,
+                          failed: counts.failed, cursor: try? store.syncCursor(), pushed: pushed, pulled: pulled)
+    }
+
+    /// Nothing pending or inflight (failed ones excepted), and a pull completed after the
+    /// last push round.
+    package func isIdle() -> Bool {
+        guard let counts = try? store.outboxCounts() else { return false }
+        return counts.pending == 0 && counts.inflight == 0 && pulledAfterRound == pushRounds && !needPull
+    }
+
+    // MARK: Step
+
+    /// Does one exchange and returns nil, or returns when to come back.
+    package func step(now: Int64, cancelled: @escaping @Sendable () -> Bool = { false }) -> Wait? {
+        if paused { return Wait(until: nil) }
+        if now < backoffUntil { return Wait(until: backoffUntil) }
+        do {
+            let batch = try store.syncTake(max: batchLimit, now: now)
+            if !batch.isEmpty {
+                push(batch, now: now, cancelled: cancelled)
+                return nil
+            }
+            if needPull || (options.pullIntervalMs > 0 && now >= nextPullAt) {
+                try pull(now: now, cancelled: cancelled)
+                return nil
+            }
+            if state == .pushing || state == .pulling { state = .idle }
+            let counts = try store.outboxCounts()
+            var until: Int64? = counts.nextDueAt.map { max($0, now) }
+            if options.pullIntervalMs > 0 { until = min(until ?? .max, nextPullAt) }
+            return Wait(until: until)
+        } catch {
+            // The store refused (closed, or its disk failed): say so and try again later.
+            fail(.error, "store: \(error.message)", now: now, retryAfterMs: nil)
+            return Wait(until: backoffUntil)
+        }
+    }
+
+    // MARK: Push
+
+    private func push(_ batch: [MutationRecord], now: Int64, cancelled: @escaping @Sendable () -> Bool) {
+        state = .pushing
+        let ids = batch.map(\.id)
+        for id in ids { maybeSent.insert(id) }
+        let reply = send(.push, WireProtocol.pushBody(clientID: clientID, batch), cancelled)
+        let later = now  // failures back off from the time the step began
+        func giveBack() { try? store.syncUnsend(ids) }
+        switch reply {
+        case .unreachable(let why):
+            giveBack()
+            fail(.offline, "push: \(why)", now: later, retryAfterMs: nil)
+        case .http(let status, let body, let retryAfter):
+            guard status == 200 else {
+                giveBack()
+                if status == 413 { batchLimit = max(1, ids.count / 2) }
+                httpFailure("push", status, body, retryAfter, now: later)
+                return
+            }
+            let results: [(id: MutationID, outcome: PushOutcome)]
+            do throws(WireProtocol.Violation) {
+                try checkSize(body)
+                results = try WireProtocol.pushResults(body, sent: ids)
+            } catch {
+                giveBack()
+                fail(.error, "push: \(error.message)", now: later, retryAfterMs: nil)
+                return
+            }
+            do {
+                try store.syncSettle(results, now: later)
+            } catch {
+                giveBack()
+                fail(.error, "push: store: \(error.message)", now: later, retryAfterMs: nil)
+                return
+            }
+            let answered = Set(results.map(\.id))
+            for id in answered { maybeSent.remove(id) }
+            giveBack()  // the ones the reply left out were not processed
+            guard !results.isEmpty else {
+                fail(.backoff, "push: the server processed none of \(ids.count) mutations", now: later, retryAfterMs: nil)
+                return
+            }
+            pushed += results.reduce(0) { n, r in if case .ok = r.outcome { n + 1 } else { n } }
+            if results.contains(where: { if case .retry = $0.outcome { false } else { true } }) {
+                pushRounds += 1
+                needPull = true
+            }
+            succeeded()
+            batchLimit = min(options.maxBatch, batchLimit * 2)
+        }
+    }
+
+    // MARK: Pull
+
+    private func pull(now: Int64, cancelled: @escaping @Sendable () -> Bool) throws(OptimistError) {
+        state = .pulling
+        let round = pushRounds
+        // Queued mutations that may have reached the server without us hearing back, with the
+        // retry count each would be sent with now.
+        var retries = [MutationID: Int]()
+        for m in try store.syncQueued(limit: .max) where maybeSent.contains(m.id) {
+            retries[m.id] = m.retry
+            if retries.count == options.maxUnacked { break }
+        }
+        let unacked = retries.keys.sorted()
+        let body = WireProtocol.pullBody(clientID: clientID, cursor: try store.syncCursor(), unacked: unacked)
+        switch send(.pull, body, cancelled) {
+        case .unreachable(let why):
+            fail(.offline, "pull: \(why)", now: now, retryAfterMs: nil)
+        case .http(let status, let body, let retryAfter):
+            guard status == 200 else {
+                httpFailure("pull", status, body, retryAfter, now: now)
+                return
+            }
+            let reply: WireProtocol.Pull
+            do throws(WireProtocol.Violation) {
+                try checkSize(body)
+                reply = try WireProtocol.pull(body)
+            } catch {
+                fail(.error, "pull: \(error.message)", now: now, retryAfterMs: nil)
+                return
+            }
+            // Only outcomes of ids we asked about, and not of an earlier send than the one
+            // queued now (a retried mutation's old rejection says nothing of its new try).
+            let outcomes = reply.outcomes.compactMap { o -> (id: MutationID, outcome: PulledOutcome)? in
+                guard let current = retries[o.id] else { return nil }
+                if let r = o.retry, r < current { return nil }
+                return (o.id, o.outcome)
+            }
+            do {
+                try store.syncApplyPull(changes: reply.changes, outcomes: outcomes, cursor: reply.cursor)
+            } catch {
+                fail(.error, "pull: \(error.message)", now: now, retryAfterMs: nil)
+                return
+            }
+            for o in outcomes { maybeSent.remove(o.id) }
+            pulled += reply.changes.count
+            needPull = reply.more
+            if !reply.more {
+                pulledAfterRound = round
+                nextPullAt = now + options.pullIntervalMs
+            }
+            succeeded()
+        }
+    }
+
+    // MARK: Failures
+
+    private func checkSize(_ body: String) throws(WireProtocol.Violation) {
+        guard body.utf8.count <= options.maxResponseBytes else {
+            throw WireProtocol.Violation("the reply has \(body.utf8.count) bytes, over the limit of \(options.maxResponseBytes)")
+        }
+    }
+
+    private func send(_ endpoint: SyncEndpoint, _ body: String, _ cancelled: @escaping @Sendable () -> Bool) -> SyncReply {
+        let url = options.url.map { "\($0)/\(endpoint.rawValue)" } ?? ""
+        let request = SyncRequest(endpoint: endpoint, url: url, body: body, headers: options.headers, timeoutMs: options.timeoutMs)
+        return transport.send(request, cancelled: cancelled)
+    }
+
+    private func httpFailure(_ what: String, _ status: Int, _ body: String, _ retryAfter: Int64?, now: Int64) {
+        let detail = "\(what): HTTP \(status)\(Self.errorText(body).map { ": \($0)" } ?? "")"
+        switch status {
+        case 401, 403:
+            paused = true
+            state = .unauthorized
+            lastError = detail
+        case 429, 500...599:
+            fail(.backoff, detail, now: now, retryAfterMs: retryAfter)
+        default:
+            fail(.error, detail, now: now, retryAfterMs: retryAfter)
+        }
+    }
+
+    /// The `error` member of a JSON error body, or the start of any other body.
+    static func errorText(_ body: String) -> String? {
+        if case .object(let o)? = try? JSONParser.parse(body), case .string(let e)? = o["error"] { return e }
+        let trimmed = body.utf8.prefix(200)
+        return trimmed.isEmpty ? nil : String(decoding: trimmed, as: UTF8.self)
+    }
+
+    private func fail(_ newState: SyncState, _ message: String, now: Int64, retryAfterMs: Int64?) {
+        failures += 1
+        state = newState
+        lastError = message
+        let shift = Int64(min(failures - 1, 30))
+        let full = min(options.backoffMaxMs, options.backoffBaseMs << shift)
+        // Equal jitter: half the delay, plus a random part of the other half.
+        jitterState ^= jitterState << 13
+        jitterState ^= jitterState >> 7
+        jitterState ^= jitterState << 17
+        let half = full / 2
+        var wait = half + Int64(jitterState % UInt64(full - half + 1))
+        if let r = retryAfterMs { wait = max(wait, r) }
+        backoffUntil = now + wait
+    }
+
+    private func succeeded() {
+        failures = 0
+        lastError = nil
+        state = .idle
+    }
+}

@@ -1,0 +1,78 @@
+import OptimistCore
+
+/// How a sync runs. Defaults are those of the protocol's documentation.
+public struct SyncOptions: Sendable {
+    /// The server's base URL (`http://HOST:PORT`); the sync POSTs to `/push` and `/pull` under
+    /// it. Required unless ``transport`` is set.
+    public var url: String?
+    /// The host's own transport; nil: the built-in HTTP transport.
+    public var transport: (any SyncTransport)?
+    /// Sent with every request (e.g. `Authorization`); replace them with `setSyncHeaders`.
+    public var headers: [SyncHeader]
+    /// How often to pull when nothing else happens, in ms; 0: only at start, after pushes
+    /// and on `syncNow`.
+    public var pullIntervalMs: Int64
+    /// The most mutations one push carries.
+    public var maxBatch: Int
+    /// A request's timeout, in ms.
+    public var timeoutMs: Int64
+    /// The first wait after a failed request, in ms; it doubles per failure, with jitter.
+    public var backoffBaseMs: Int64
+    /// The cap on that wait, in ms.
+    public var backoffMaxMs: Int64
+    /// A reply body larger than this is a protocol error (nothing of it is applied).
+    public var maxResponseBytes: Int
+    /// Ids sent at most in a pull's `unacked` list.
+    public var maxUnacked: Int
+
+    public init(url: String? = nil, transport: (any SyncTransport)? = nil, headers: [SyncHeader] = [],
+                pullIntervalMs: Int64 = 5_000, maxBatch: Int = 100, timeoutMs: Int64 = 10_000,
+                backoffBaseMs: Int64 = 500, backoffMaxMs: Int64 = 30_000,
+                maxResponseBytes: Int = 64 << 20, maxUnacked: Int = 1_000) {
+        self.url = url
+        self.transport = transport
+        self.headers = headers
+        self.pullIntervalMs = pullIntervalMs
+        self.maxBatch = maxBatch
+        self.timeoutMs = timeoutMs
+        self.backoffBaseMs = backoffBaseMs
+        self.backoffMaxMs = backoffMaxMs
+        self.maxResponseBytes = maxResponseBytes
+        self.maxUnacked = maxUnacked
+    }
+
+    /// Checks the options as `startSync` does.
+    package func validated() throws(OptimistError) -> SyncOptions {
+        var o = self
+        if let u = url, u.isEmpty { o.url = nil }
+        guard o.url != nil || o.transport != nil else { throw .misuse("sync_start needs a URL or a transport") }
+        if let u = o.url {
+            guard u.hasPrefix("http://") || u.hasPrefix("https://") else {
+                throw .misuse("the sync URL must start with http:// or https:// (got \(u))")
+            }
+            while o.url!.hasSuffix("/") { o.url!.removeLast() }
+        }
+        guard maxBatch >= 1 else { throw .misuse("max_batch must be at least 1") }
+        guard pullIntervalMs >= 0 else { throw .misuse("pull_interval_ms must not be negative") }
+        guard timeoutMs >= 1 else { throw .misuse("timeout_ms must be at least 1") }
+        guard backoffBaseMs >= 1, backoffMaxMs >= backoffBaseMs else {
+            throw .misuse("backoff: base must be at least 1 ms and the cap at least the base")
+        }
+        guard maxResponseBytes >= 1024 else { throw .misuse("max_response_bytes must be at least 1024") }
+        guard maxUnacked >= 1 else { throw .misuse("max_unacked must be at least 1") }
+        for h in headers { try SyncHeader.check(h) }
+        return o
+    }
+}
+
+extension SyncHeader {
+    /// A header name is a token; neither part may hold a line break (header injection).
+    package static func check(_ h: SyncHeader) throws(OptimistError) {
+        guard !h.name.isEmpty, h.name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
+            throw .misuse("bad header name \"\(h.name)\"")
+        }
+        guard !h.value.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) else {
+            throw .misuse("the value of header \(h.name) holds a line break")
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import OptimistCore
+import OptimistThreads
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a ``SyncMachine`` on a thread of its own, attached to its store.
+///
+/// The thread steps the machine while there is work and sleeps on a condition variable until
+/// the machine's next time, a queued mutation (``storeDidQueue()``), `syncNow`, new headers
+/// or `stop`. The machine is touched by that thread only; other threads hand it requests
+/// through the monitor. State listeners are called on the sync thread, outside every lock.
+package final class SyncRunner: StoreAttachment, @unchecked Sendable {
+    private let store: Store
+    private let machine: SyncMachine
+    private let clock: @Sendable () -> Int64
+    private let monitor = Monitor()
+    private let stopping = Atomic<Bool>(false)
+    private var thread: pthread_t?
+    private var threadID: pthread_t?
+
+    // Guarded by `monitor`.
+    private var woken = false
+    private var nowRequested = false
+    private var newHeaders: [SyncHeader]?
+    private var finished = false
+    private var idle = false
+    private var last: SyncStatus
+    private var listeners: [UInt64: @Sendable (SyncStatus) -> Void] = [:]
+    private var nextListener: UInt64 = 1
+
+    /// Attaches a sync to `store` and starts its thread.
+    ///
+    /// - Throws: `.misuse` when a sync already runs on the store, or the options are bad.
+    package static func start(store: Store, options: SyncOptions, transport: any SyncTransport,
+                              clock: @escaping @Sendable () -> Int64 = monotonicMilliseconds) throws(OptimistError) -> SyncRunner {
+        let options = try options.validated()
+        var g = SystemRandomNumberGenerator()
+        let runner = SyncRunner(store: store, machine: try SyncMachine(store: store, transport: transport, options: options, seed: g.next()), clock: clock)
+        try store.attach(runner)
+        guard let t = startThread({ runner.run() }) else {
+            store.detach(runner)
+            throw .internal("cannot start the sync thread")
+        }
+        runner.monitor.locked { runner.thread = t }
+        return runner
+    }
+
+    private init(store: Store, machine: SyncMachine, clock: @escaping @Sendable () -> Int64) {
+        self.store = store
+        self.machine = machine
+        self.clock = clock
+        last = machine.status()
+    }
+
+    // MARK: Controls (any thread)
+
+    package func storeDidQueue() {
+        monitor.locked {
+            woken = true
+            idle = false
+            monitor.broadcast()
+        }
+    }
+
+    package func storeWillClose() { stop() }
+
+    /// Pull and push at once, forgetting any backoff.
+    package func syncNow() {
+        monitor.locked {
+            nowRequested = true
+            idle = false
+            monitor.broadcast()
+        }
+    }
+
+    /// Replaces the headers sent with every request; lifts an `unauthorized` pause.
+    package func setHeaders(_ headers: [SyncHeader]) throws(OptimistError) {
+        for h in headers { try SyncHeader.check(h) }
+        monitor.locked {
+            newHeaders = headers
+            monitor.broadcast()
+        }
+    }
+
+    /// Stops the thread (an exchange in progress is cancelled through the transport's
+    /// `cancelled`) and detaches from the store. Idempotent. From a state listener (the sync's
+    /// own thread) it asks the thread to stop and returns without waiting for it.
+    package func stop() {
+        stopping.store(true, ordering: .releasing)
+        let t: pthread_t? = monitor.locked {
+            monitor.broadcast()
+            let t = thread
+            thread = nil
+            return t
+        }
+        if let t, pthread_equal(t, pthread_self()) == 0 {
+            joinThread(t)
+        }
+        store.detach(self)
+    }
+
+    /// True once nothing is pending or inflight (failed ones excepted) and a pull has
+    /// completed after the last push; false when `timeoutMs` passes first or the sync stops.
+    package func waitIdle(timeoutMs: Int64) -> Bool {
+        let deadline = monotonicMilliseconds() + max(0, timeoutMs)
+        return monitor.locked {
+            while true {
+                if idle { return true }
+                if finished { return false }
+                let left = deadline - monotonicMilliseconds()
+                if left <= 0 { return false }
+                monitor.wait(milliseconds: Int(min(left, 1_000)))
+            }
+        }
+    }
+
+    /// The status now: the last step's state and counters, the store's current counts.
+    package var status: SyncStatus {
+        var s = monitor.locked { last }
+        if let counts = try? store.outboxCounts() {
+            s.pending = counts.pending
+            s.inflight = counts.inflight
+            s.failed = counts.failed
+        }
+        s.cursor = (try? store.syncCursor()) ?? s.cursor
+        return s
+    }
+
+    /// Calls `listener` on the sync thread with each new status (state, error or counters).
+    package func addListener(_ listener: @escaping @Sendable (SyncStatus) -> Void) -> UInt64 {
+        monitor.locked {
+            let id = nextListener
+            nextListener += 1
+            listeners[id] = listener
+            return id
+        }
+    }
+
+    package func removeListener(_ id: UInt64) {
+        monitor.locked { _ = listeners.removeValue(forKey: id) }
+    }
+
+    // MARK: The thread
+
+    private func run() {
+        let isStopping: @Sendable () -> Bool = { [self] in stopping.load(ordering: .acquiring) }
+        while !isStopping() {
+            let (now, headers) = monitor.locked { () -> (Bool, [SyncHeader]?) in
+                defer {
+                    woken = false
+                    nowRequested = false
+                    newHeaders = nil
+                }
+                return (nowRequested, newHeaders)
+            }
+            if now { machine.wakeNow() }
+            if let headers { machine.setHeaders(headers) }
+
+            let wait = machine.step(now: clock(), cancelled: isStopping)
+            publish(idle: wait != nil && machine.isIdle())
+            guard let wait else { continue }
+            monitor.locked {
+                guard !woken && !nowRequested && newHeaders == nil && !isStopping() else { return }
+                if let until = wait.until {
+                    let ms = until - clock()
+                    if ms > 0 { monitor.wait(milliseconds: Int(min(ms, 60_000))) }
+                } else {
+                    monitor.wait()
+                }
+            }
+        }
+        var final = machine.status()
+        final.state = .stopped
+        let calls: [@Sendable (SyncStatus) -> Void] = monitor.locked {
+            finished = true
+            idle = false
+            last = final
+            monitor.broadcast()
+            return Array(listeners.values)
+        }
+        for f in calls { f(final) }
+    }
+
+    /// Records the machine's status for readers and tells the listeners when it changed.
+    private func publish(idle nowIdle: Bool) {
+        let s = machine.status()
+        let calls: [@Sendable (SyncStatus) -> Void] = monitor.locked {
+            idle = nowIdle
+            if nowIdle { monitor.broadcast() }
+            guard s != last else { return [] }
+            last = s
+            monitor.broadcast()
+            return listeners.sorted { $0.key < $1.key }.map(\.value)
+        }
+        for f in calls { f(s) }
+    }
+}
