@@ -27,6 +27,9 @@ package final class SyncMachine {
     package private(set) var pulled = 0
 
     private var needPull = true
+    /// Pull before the next push: at start, and after a push whose answer was lost, so a
+    /// pull's `outcomes` end what the server already applied instead of sending it again.
+    private var resolveFirst = true
     private var nextPullAt: Int64 = .min
     private var backoffUntil: Int64 = .min
     private var failures = 0
@@ -92,6 +95,10 @@ package final class SyncMachine {
         if paused { return Wait(until: nil) }
         if now < backoffUntil { return Wait(until: backoffUntil) }
         do {
+            if resolveFirst {
+                try pull(now: now, cancelled: cancelled)
+                return nil
+            }
             let batch = try store.syncTake(max: batchLimit, now: now)
             if !batch.isEmpty {
                 push(batch, now: now, cancelled: cancelled)
@@ -125,11 +132,13 @@ package final class SyncMachine {
         switch reply {
         case .unreachable(let why):
             giveBack()
+            resolveFirst = true
             fail(.offline, "push: \(why)", now: later, retryAfterMs: nil)
         case .http(let status, let body, let retryAfter):
             guard status == 200 else {
                 giveBack()
                 if status == 413 { batchLimit = max(1, ids.count / 2) }
+                if status >= 500 { resolveFirst = true }  // it may have applied before failing
                 httpFailure("push", status, body, retryAfter, now: later)
                 return
             }
@@ -212,6 +221,7 @@ package final class SyncMachine {
             for o in outcomes { maybeSent.remove(o.id) }
             pulled += reply.changes.count
             needPull = reply.more
+            resolveFirst = reply.more
             if !reply.more {
                 pulledAfterRound = round
                 nextPullAt = now + options.pullIntervalMs
