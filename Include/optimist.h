@@ -127,6 +127,24 @@ extern "C" {
 #define OPTIMIST_CAUSE_SERVER   4  /* optimist_server_apply */
 #define OPTIMIST_CAUSE_FAIL     5  /* optimist_fail (a rollback by policy, or a kept failure) */
 #define OPTIMIST_CAUSE_RETRY    6  /* optimist_retry */
+#define OPTIMIST_CAUSE_SYNC     7  /* the background sync changed a mutation's status and left
+                                      values alone: handed to the server (inflight), or put back
+                                      to pending after its request got no answer (see
+                                      optimist_sync_start) */
+
+/*
+** RECORD STATUS (optimist_change.pending): what the not-yet-ended mutations on a record say.
+**
+** OPTIMIST_RECORD_CONFIRMED: nothing pending touches it (it is what the server acknowledged).
+** OPTIMIST_RECORD_PENDING: a pending or inflight mutation touches it, and no failed one.
+** OPTIMIST_RECORD_FAILED: a failed mutation kept visible (OPTIMIST_POLICY_KEEP) touches it, the
+** "failed - tap to retry" badge.
+**
+** CONFIRMED is 0, so `if (c->pending)` still means "not confirmed", as when the field was a flag.
+*/
+#define OPTIMIST_RECORD_CONFIRMED 0
+#define OPTIMIST_RECORD_PENDING   1
+#define OPTIMIST_RECORD_FAILED    2
 
 /*
 ** HANDLES
@@ -193,8 +211,10 @@ int optimist_open(const char *path, optimist_store **out);
 ** it return OPTIMIST_MISUSE, except optimist_close itself, which returns OPTIMIST_OK again.
 ** s NULL is a no-op returning OPTIMIST_OK.
 **
-** Listeners still registered are dropped. If the final flush fails, the store is closed all the
-** same and the failure's code (OPTIMIST_IO ...) is returned: what was not yet written is lost.
+** A background sync running on the store is stopped first, as by optimist_sync_stop (so close
+** waits for a host transport's call in progress to return). Listeners still registered are
+** dropped. If the final flush fails, the store is closed all the same and the failure's code
+** (OPTIMIST_IO ...) is returned: what was not yet written is lost.
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE if s is not a store handle.
 */
 int optimist_close(optimist_store *s);
@@ -463,8 +483,12 @@ int optimist_pending_count(optimist_store *s, uint64_t *out);
 ** The sender passes (client id, mutation id) to its server as the idempotency key and reports
 ** back with optimist_commit, optimist_rollback or optimist_fail.
 **
+** While a background sync runs on the store (optimist_sync_start) it owns the outbox and sends it
+** itself, so this call returns OPTIMIST_MISUSE; the hand-driven outbox works again once the sync
+** stops. optimist_commit, optimist_rollback, optimist_fail and optimist_retry stay usable.
+**
 ** Returns OPTIMIST_OK; OPTIMIST_NOTFOUND (nothing is due); OPTIMIST_MISUSE (NULL or closed store,
-** an out-parameter NULL).
+** an out-parameter NULL, a sync is running).
 */
 int optimist_outbox_next(optimist_store *s, int64_t now_ms, uint64_t *out_id,
                          char **out_ops_json);
@@ -540,15 +564,22 @@ int optimist_view_get(optimist_store *s, const char *name, double *out);
 /* ------------------------------------------------------------------------------------------ */
 
 /*
-** A record whose visible value or pending flag changed. Every string is owned by the library and
+** A record whose visible value or status changed. Every string is owned by the library and
 ** valid only during the listener call: copy what you keep.
+**
+** The member `pending` carries the record's status (OPTIMIST_RECORD_*), not just a flag: the
+** library's first release wrote 1 or 0 there, and FAILED (2) was added without changing the
+** struct's layout (the ABI of liboptimist.so.1), so code that tests it for non-zero reads it as
+** before. A record touched by a kept failure (OPTIMIST_POLICY_KEEP) shows as 2.
 */
 typedef struct optimist_change {
     const char *collection;  /* the collection */
     const char *key;         /* the record's key */
     const char *value_json;  /* the new visible record as canonical JSON; NULL when it is gone */
-    int pending;             /* 1 while a not-yet-ended mutation touches the record, else 0 */
-    int cause;               /* OPTIMIST_CAUSE_MUTATE ... OPTIMIST_CAUSE_RETRY */
+    int pending;             /* the record's status: OPTIMIST_RECORD_CONFIRMED (0), _PENDING
+                                (1) or _FAILED (2); non-zero while a not-yet-ended mutation
+                                touches it */
+    int cause;               /* OPTIMIST_CAUSE_MUTATE ... OPTIMIST_CAUSE_SYNC */
 } optimist_change;
 
 /*
@@ -560,15 +591,15 @@ typedef void (*optimist_listener)(void *ctx, const optimist_change *changes, siz
 
 /*
 ** Registers fn to be called once per state-changing call with the records of coll (NULL: every
-** collection) whose key starts with prefix (NULL: every key) whose visible value or pending flag
+** collection) whose key starts with prefix (NULL: every key) whose visible value or status
 ** changed. Writes the subscription's id to *out_sub, for optimist_unsubscribe.
 **
-** fn runs synchronously on the thread that made the change, after the change is visible and
-** outside the store's locks: it may read and mutate the store (a mutation from inside a listener
-** notifies listeners in turn, recursively). Listeners of one store are called in the order they
-** subscribed. ctx is passed back untouched; the caller keeps it alive, and safe to use from any
-** thread that changes the store, until the subscription ends (optimist_unsubscribe or
-** optimist_close).
+** fn runs synchronously on the thread that made the change (for changes made by a background
+** sync: the sync's own thread), after the change is visible and outside the store's locks: it
+** may read and mutate the store (a mutation from inside a listener notifies listeners in turn,
+** recursively). Listeners of one store are called in the order they subscribed. ctx is passed
+** back untouched; the caller keeps it alive, and safe to use from any thread that changes the
+** store, until the subscription ends (optimist_unsubscribe or optimist_close).
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, fn NULL, out_sub NULL);
 ** OPTIMIST_INVALID (coll or prefix not UTF-8).
@@ -584,6 +615,208 @@ int optimist_subscribe(optimist_store *s, const char *coll, const char *prefix,
 ** OPTIMIST_MISUSE (NULL or closed store).
 */
 int optimist_unsubscribe(optimist_store *s, uint64_t sub);
+
+/* ------------------------------------------------------------------------------------------ */
+/* BACKGROUND SYNC                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+** optimist_sync_start runs one sync per store on a thread the library owns, until
+** optimist_sync_stop or optimist_close. It sends the outbox and pulls the server's changes by
+** itself, following the wire protocol in docs/protocol.md (POST {url}/push and {url}/pull,
+** JSON bodies):
+**
+**   - PUSH: the due pending mutations in id order, at most max_batch per request, marked
+**     OPTIMIST_INFLIGHT while sent. Mutation k+1 never reaches the server before it answered k
+**     (a kept failure excepted). An "ok" commits the mutation (the server's canonical ops, when
+**     it sends them, become the confirmed state); "rejected" settles it by its policy (rolled
+**     back, or kept as OPTIMIST_FAILED); "retry" puts it back as pending after a backoff.
+**   - PULL: at start (before the first push), after every push round that settled something,
+**     every pull_interval_ms, on optimist_sync_now, and before pushing again after a push whose
+**     answer was lost (the server's recorded outcomes then end what it already applied, which is
+**     never sent twice): the server's changes enter the confirmed state in one atomic step (as
+**     optimist_server_apply), pending mutations are re-applied on top, and the pull cursor is
+**     persisted with the store.
+**   - FAILURES never roll anything back: no answer (refused, reset, timeout) puts the request's
+**     mutations back as pending, state "offline", and retries after an exponential backoff with
+**     jitter (backoff_base_ms doubling up to backoff_max_ms); HTTP 429 and 5xx do the same with
+**     state "backoff" (Retry-After honoured); HTTP 401 and 403 pause the sync in state
+**     "unauthorized" until optimist_sync_set_headers gives new headers; any other status, or a
+**     body that is not the protocol, is state "error" (the reason in "last_error"), tried again
+**     after backoff. optimist_sync_now ends any wait at once (the app's "online again").
+**
+** Every status change the sync makes reaches subscribers (optimist_subscribe) on the sync's
+** thread: cause OPTIMIST_CAUSE_SYNC when a mutation is handed to the server or given back to
+** pending, OPTIMIST_CAUSE_COMMIT, _ROLLBACK or _FAIL when the server answered, and
+** OPTIMIST_CAUSE_SERVER for pulled changes.
+**
+** While a sync runs, optimist_outbox_next returns OPTIMIST_MISUSE (the sync owns the outbox).
+** Every optimist_sync_* function is safe to call from any thread, and optimist_sync_stop,
+** optimist_sync_now, optimist_sync_set_headers and optimist_sync_status also from inside the
+** sync's callbacks (transport, status listener, and subscription listeners called for the
+** sync's changes); optimist_sync_wait_idle must not be called there (it would wait for its own
+** thread, and only time out).
+*/
+
+/*
+** A host transport: sends one request of the sync with the host's own HTTP stack (its sessions,
+** proxies, token refresh), instead of the built-in one (libcurl).
+**
+** Called on the sync's thread, one request at a time, with the ctx given as transport_ctx.
+** endpoint is "push" or "pull"; url is the sync's URL with "/push" or "/pull" appended ("" when
+** the sync was started without a URL); body is the JSON request body to POST; headers is a
+** NULL-terminated array of "Name: value" strings (the sync's headers; the host adds
+** "Content-Type: application/json" itself); timeout_ms is how long the request may take. All
+** of these are valid during the call only.
+**
+** The host returns 0 when the server answered: it sets *out_status to the HTTP status and
+** *out_body to the body, a NUL-terminated string the host owns and keeps valid until it is
+** called again or the sync stops (the library copies it at once; NULL counts as an empty body).
+** It may set *out_retry_after_ms (pre-set to -1: none) from a Retry-After header; values are
+** capped at a day. It returns non-zero when there was no answer (connection refused or reset,
+** timeout, DNS failure): the request's mutations go back to pending and the sync waits before
+** trying again ("offline"); *out_body may then point to a message for "last_error".
+**
+** The call may block, up to timeout_ms. The library cannot interrupt it: optimist_sync_stop and
+** optimist_close wait for it to return, and then ignore its answer (nothing of it is applied).
+*/
+typedef int (*optimist_transport)(void *ctx, const char *endpoint, const char *url,
+                                  const char *body, const char *const *headers,
+                                  int64_t timeout_ms, int *out_status, const char **out_body,
+                                  int64_t *out_retry_after_ms);
+
+/*
+** A sync status listener: called on the sync's thread, with the ctx given as status_ctx, each
+** time the sync's state, last error or counters change, and a last time with state "stopped"
+** when the sync ends. status_json is the status as optimist_sync_status gives it, valid during
+** the call only.
+*/
+typedef void (*optimist_sync_listener)(void *ctx, const char *status_json);
+
+/*
+** How a sync runs: the argument of optimist_sync_start.
+**
+** VERSIONING: the struct grows in later versions of the library, only ever by members appended
+** at its end, and `version` says which members the caller's struct has. Always initialise it
+** with OPTIMIST_SYNC_OPTIONS_INIT (which sets version and every default), then change the
+** members you need:
+**
+**     optimist_sync_options o = OPTIMIST_SYNC_OPTIONS_INIT;
+**     o.url = "https://sync.example.com";
+**
+** A program built against this header keeps working with later libraries (they read version 1
+** members only); a library older than the header's version refuses the struct with
+** OPTIMIST_MISUSE. This library reads version 1 and nothing else.
+**
+** Every string and array is borrowed for the call of optimist_sync_start: the library copies
+** them. transport_ctx and status_ctx must stay valid, and safe to use from the sync's thread,
+** until the sync has stopped (optimist_sync_stop or optimist_close returned).
+*/
+typedef struct optimist_sync_options {
+    unsigned int version;           /* OPTIMIST_SYNC_OPTIONS_VERSION */
+    const char *url;                /* the server's base URL, "http://HOST:PORT" or https://...;
+                                       NULL (or "") only with a transport */
+    const char *const *headers;     /* NULL-terminated array of "Name: value" strings sent with
+                                       every request (e.g. "Authorization: Bearer T"), or NULL */
+    int64_t pull_interval_ms;       /* 5000; 0 = pull only at start, after pushes and on
+                                       optimist_sync_now; at most 31536000000 (a year) */
+    uint32_t max_batch;             /* 100: the most mutations one push carries (at least 1) */
+    int64_t timeout_ms;             /* 10000: one request's timeout (at least 1) */
+    int64_t backoff_base_ms;        /* 500: the first wait after a failed request (1 ms to
+                                       86400000, a day) */
+    int64_t backoff_max_ms;         /* 30000: the cap on that wait (the base to a day) */
+    optimist_transport transport;   /* NULL: the built-in HTTP transport (libcurl) */
+    void *transport_ctx;            /* passed back to transport */
+    optimist_sync_listener on_status; /* NULL: none */
+    void *status_ctx;               /* passed back to on_status */
+} optimist_sync_options;
+
+#define OPTIMIST_SYNC_OPTIONS_VERSION 1
+#define OPTIMIST_SYNC_OPTIONS_INIT \
+    { OPTIMIST_SYNC_OPTIONS_VERSION, NULL, NULL, 5000, 100, 10000, 500, 30000, NULL, NULL, NULL, NULL }
+
+/*
+** HEADERS, wherever a "Name: value" array is taken: each string is split at its first ':', and
+** the value's leading spaces and tabs are dropped ("Authorization: Bearer T" is the header
+** Authorization with value "Bearer T"). A name must be a non-empty token (no spaces or control
+** characters) and a value must not hold a line break. Error messages name a header's position,
+** never its text (it may be a secret).
+*/
+
+/*
+** Starts the store's background sync with the options *opts (see optimist_sync_options). The
+** first push or pull starts at once, on the sync's thread; this returns without waiting for it.
+** The on_status listener, when given, hears every status the sync publishes (the first request
+** waits until it is registered); it may be called before this returns.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, opts NULL, a version this library
+** does not read, a sync already running on the store, neither a url nor a transport, a url that
+** is not http:// or https://, a header without ':' or with a bad name or value, max_batch 0,
+** timeout_ms or backoff_base_ms below 1, backoff_max_ms below backoff_base_ms or above a day,
+** pull_interval_ms negative or above a year: optimist_last_error says which); OPTIMIST_INVALID
+** (url or a header not UTF-8); OPTIMIST_ERROR (the sync's thread could not start).
+*/
+int optimist_sync_start(optimist_store *s, const optimist_sync_options *opts);
+
+/*
+** Stops the store's sync and returns once its thread has ended: a request in progress is
+** cancelled (the built-in transport aborts it; a host transport is waited for and its answer
+** ignored), its mutations stay queued as pending, and the status listener hears "stopped".
+** Nothing runs any more, and optimist_outbox_next works again. Called from inside the sync's
+** callbacks, it asks the sync to stop and returns at once. A store may be synced again with
+** optimist_sync_start.
+**
+** Returns OPTIMIST_OK (also when no sync runs); OPTIMIST_MISUSE (NULL or closed store).
+*/
+int optimist_sync_stop(optimist_store *s);
+
+/*
+** The app's "online again": ends any backoff wait and pushes and pulls at once.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, no sync running).
+*/
+int optimist_sync_now(optimist_store *s);
+
+/*
+** Replaces the headers sent with every request (headers: a NULL-terminated "Name: value" array,
+** or NULL for none), e.g. after a token refresh; ends an "unauthorized" pause. Takes effect
+** from the sync's next request. The strings are copied.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, no sync running, a header without
+** ':' or with a bad name or value: the headers in use are then unchanged); OPTIMIST_INVALID (a
+** header not UTF-8).
+*/
+int optimist_sync_set_headers(optimist_store *s, const char *const *headers);
+
+/*
+** Waits up to timeout_ms (0: just looks; INT64_MAX: as long as it takes) until the sync is
+** idle: nothing pending or inflight (failed mutations excepted) and a pull has completed after
+** the last push. Writes 1 to *out_idle when it is, 0 when the time ran out or the sync stopped
+** first. Not from inside the sync's callbacks (see above).
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, no sync running, out_idle NULL,
+** timeout_ms negative).
+*/
+int optimist_sync_wait_idle(optimist_store *s, int64_t timeout_ms, int *out_idle);
+
+/*
+** Writes the sync's status to *out_json (free with optimist_free), a JSON object:
+**
+**   {"cursor":"..."|null, "failed":0, "inflight":0, "last_error":"..."|null, "pending":2,
+**    "pulled":5, "pushed":3, "state":"idle"}
+**
+** state is "idle" (nothing to send), "pushing", "pulling", "backoff", "offline",
+** "unauthorized", "error" (see the section's introduction) or "stopped" (no sync runs: the
+** call works then too, with the store's counts and cursor). last_error is the reason of the
+** last failure (null after a success); pending, inflight and failed count the store's
+** not-yet-ended mutations now; cursor is the persisted pull cursor; pushed (mutations the
+** server accepted) and pulled (changes received) count since the sync started (0 when none
+** runs).
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, out_json NULL); OPTIMIST_ERROR
+** (out of memory).
+*/
+int optimist_sync_status(optimist_store *s, char **out_json);
 
 #ifdef __cplusplus
 } /* extern "C" */

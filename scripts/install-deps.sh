@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs, only when missing, what building and testing Optimist needs on Debian/Ubuntu:
-# cmake, ninja-build, pkg-config, libffi-dev, libsqlite3-dev, python3 with venv (one
+# cmake, ninja-build, pkg-config, libffi-dev, libsqlite3-dev, libcurl4-openssl-dev (the sync's
+# built-in HTTP transport), python3 with venv (one
 # `apt-get update` first, with sudo when not root). Swift itself must already be installed.
 # Used by both README commands (scripts/demo.sh and scripts/test.sh).
 set -euo pipefail
@@ -20,6 +21,8 @@ fi
 if command -v dpkg-query >/dev/null 2>&1; then
     have_deb libffi-dev || missing+=(libffi-dev)
     have_deb libsqlite3-dev || missing+=(libsqlite3-dev)
+    # Any of Debian's libcurl -dev flavours provides curl/curl.h and libcurl.pc.
+    have_deb libcurl4-openssl-dev || have_deb libcurl4-gnutls-dev || have_deb libcurl4-nss-dev || missing+=(libcurl4-openssl-dev)
 fi
 [ "${#missing[@]}" -eq 0 ] && exit 0
 

@@ -11,7 +11,7 @@ import Optimist
 //         const char *collection;               0              0
 //         const char *key;                      8              4
 //         const char *value_json;              16              8
-//         int pending;                         24             12
+//         int pending;                         24             12   (the record status)
 //         int cause;                           28             16
 //     };                                  size 32        size 20
 //
@@ -68,7 +68,9 @@ private final class CListenerBox: @unchecked Sendable {
             base.storeBytes(of: UnsafeRawPointer(coll), toByteOffset: ChangeLayout.collection, as: UnsafeRawPointer?.self)
             base.storeBytes(of: UnsafeRawPointer(key), toByteOffset: ChangeLayout.key, as: UnsafeRawPointer?.self)
             base.storeBytes(of: UnsafeRawPointer(value), toByteOffset: ChangeLayout.value, as: UnsafeRawPointer?.self)
-            base.storeBytes(of: c.pending ? Int32(1) : Int32(0), toByteOffset: ChangeLayout.pending, as: Int32.self)
+            // The record's status (0 confirmed, 1 pending, 2 failed): non-zero keeps meaning "not
+            // confirmed", as the field did when it was a flag (the struct's layout is unchanged).
+            base.storeBytes(of: c.status.rawValue, toByteOffset: ChangeLayout.pending, as: Int32.self)
             base.storeBytes(of: c.cause.rawValue, toByteOffset: ChangeLayout.cause, as: Int32.self)
         }
         fn(ctx, UnsafeRawPointer(array), n)

@@ -100,10 +100,20 @@ private final class Sink {
     /// date is taken as no hint: the sync's own backoff then applies).
     func header(_ data: UnsafeMutablePointer<CChar>?, _ n: Int) -> Int {
         guard let data else { return 0 }
-        let line = data.withMemoryRebound(to: UInt8.self, capacity: n) { String(decoding: UnsafeBufferPointer(start: $0, count: n), as: UTF8.self) }
-        if line.utf8.count > 12, line.lowercased().hasPrefix("retry-after:") {
-            let value = line.dropFirst(12).trimmingSpaces
-            if let seconds = Int64(value), seconds >= 0 { retryAfterMs = min(seconds, 86_400) * 1000 }
+        data.withMemoryRebound(to: UInt8.self, capacity: n) { p in
+            let line = UnsafeBufferPointer(start: p, count: n)
+            let name = Array("retry-after:".utf8)
+            guard n > name.count, zip(line, name).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) else { return }
+            // Bytes, not Characters: Swift reads "\r\n" as one Character.
+            var seconds: Int64 = 0, digits = 0
+            for b in line.dropFirst(name.count) {
+                if b == 0x20 || b == 0x09 { if digits == 0 { continue } else { break } }
+                if b == 0x0D || b == 0x0A { break }
+                guard b >= 0x30 && b <= 0x39, digits < 9 else { return }
+                seconds = seconds * 10 + Int64(b - 0x30)
+                digits += 1
+            }
+            if digits > 0 { retryAfterMs = min(seconds, 86_400) * 1000 }
         }
         return n
     }
@@ -112,11 +122,5 @@ private final class Sink {
         var code = 0
         _ = optimist_curl_get_long(h, CURLINFO_RESPONSE_CODE, &code)
         return code
-    }
-}
-
-private extension Substring {
-    var trimmingSpaces: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }.reversed())
     }
 }

@@ -44,6 +44,8 @@ package final class SyncMachine {
     /// started (a previous process may have sent them): the pull's `unacked` candidates.
     private var maybeSent = Set<MutationID>()
     private var jitterState: UInt64
+    /// Called when an exchange begins (the state is `pushing` or `pulling`).
+    package var willExchange: (() -> Void)?
 
     package init(store: Store, transport: any SyncTransport, options: SyncOptions, seed: UInt64) throws(OptimistError) {
         self.store = store
@@ -124,6 +126,7 @@ package final class SyncMachine {
 
     private func push(_ batch: [MutationRecord], now: Int64, cancelled: @escaping @Sendable () -> Bool) {
         state = .pushing
+        willExchange?()
         let ids = batch.map(\.id)
         for id in ids { maybeSent.insert(id) }
         let reply = send(.push, WireProtocol.pushBody(clientID: clientID, batch), cancelled)
@@ -179,6 +182,7 @@ package final class SyncMachine {
 
     private func pull(now: Int64, cancelled: @escaping @Sendable () -> Bool) throws(OptimistError) {
         state = .pulling
+        willExchange?()
         let round = pushRounds
         // Queued mutations that may have reached the server without us hearing back, with the
         // retry count each would be sent with now.
@@ -224,7 +228,7 @@ package final class SyncMachine {
             resolveFirst = reply.more
             if !reply.more {
                 pulledAfterRound = round
-                nextPullAt = now + options.pullIntervalMs
+                nextPullAt = now.addingReportingOverflow(options.pullIntervalMs).overflow ? .max : now + options.pullIntervalMs
             }
             succeeded()
         }
@@ -277,8 +281,9 @@ package final class SyncMachine {
         jitterState ^= jitterState << 17
         let half = full / 2
         var wait = half + Int64(jitterState % UInt64(full - half + 1))
-        if let r = retryAfterMs { wait = max(wait, r) }
-        backoffUntil = now + wait
+        if let r = retryAfterMs { wait = max(wait, min(r, SyncOptions.maxBackoffMs)) }
+        let until = now.addingReportingOverflow(wait)
+        backoffUntil = until.overflow ? .max : until.partialValue
     }
 
     private func succeeded() {

@@ -24,11 +24,20 @@ public struct SyncOptions: Sendable {
     public var maxResponseBytes: Int
     /// Ids sent at most in a pull's `unacked` list.
     public var maxUnacked: Int
+    /// Called on the sync's thread with every new status (state, error or counters), from the
+    /// first one on; it must return quickly.
+    public var onStatus: (@Sendable (SyncStatus) -> Void)?
+
+    /// The largest pull interval, timeout and backoff accepted: a year, a day, a day.
+    public static let maxPullIntervalMs: Int64 = 365 * 86_400_000
+    public static let maxTimeoutMs: Int64 = 86_400_000
+    public static let maxBackoffMs: Int64 = 86_400_000
 
     public init(url: String? = nil, transport: (any SyncTransport)? = nil, headers: [SyncHeader] = [],
                 pullIntervalMs: Int64 = 5_000, maxBatch: Int = 100, timeoutMs: Int64 = 10_000,
                 backoffBaseMs: Int64 = 500, backoffMaxMs: Int64 = 30_000,
-                maxResponseBytes: Int = 64 << 20, maxUnacked: Int = 1_000) {
+                maxResponseBytes: Int = 64 << 20, maxUnacked: Int = 1_000,
+                onStatus: (@Sendable (SyncStatus) -> Void)? = nil) {
         self.url = url
         self.transport = transport
         self.headers = headers
@@ -39,6 +48,7 @@ public struct SyncOptions: Sendable {
         self.backoffMaxMs = backoffMaxMs
         self.maxResponseBytes = maxResponseBytes
         self.maxUnacked = maxUnacked
+        self.onStatus = onStatus
     }
 
     /// Checks the options as `startSync` does.
@@ -53,10 +63,14 @@ public struct SyncOptions: Sendable {
             while o.url!.hasSuffix("/") { o.url!.removeLast() }
         }
         guard maxBatch >= 1 else { throw .misuse("max_batch must be at least 1") }
-        guard pullIntervalMs >= 0 else { throw .misuse("pull_interval_ms must not be negative") }
-        guard timeoutMs >= 1 else { throw .misuse("timeout_ms must be at least 1") }
-        guard backoffBaseMs >= 1, backoffMaxMs >= backoffBaseMs else {
-            throw .misuse("backoff: base must be at least 1 ms and the cap at least the base")
+        guard pullIntervalMs >= 0, pullIntervalMs <= Self.maxPullIntervalMs else {
+            throw .misuse("pull_interval_ms must be between 0 and \(Self.maxPullIntervalMs) (a year)")
+        }
+        guard timeoutMs >= 1, timeoutMs <= Self.maxTimeoutMs else {
+            throw .misuse("timeout_ms must be between 1 and \(Self.maxTimeoutMs) (a day)")
+        }
+        guard backoffBaseMs >= 1, backoffMaxMs >= backoffBaseMs, backoffMaxMs <= Self.maxBackoffMs else {
+            throw .misuse("backoff: base at least 1 ms, the cap at least the base and at most \(Self.maxBackoffMs) (a day)")
         }
         guard maxResponseBytes >= 1024 else { throw .misuse("max_response_bytes must be at least 1024") }
         guard maxUnacked >= 1 else { throw .misuse("max_unacked must be at least 1") }

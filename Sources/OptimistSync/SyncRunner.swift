@@ -38,6 +38,8 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
         let options = try options.validated()
         var g = SystemRandomNumberGenerator()
         let runner = SyncRunner(store: store, machine: try SyncMachine(store: store, transport: transport, options: options, seed: g.next()), clock: clock)
+        // Before the thread starts, so the listener hears every status from the first.
+        if let f = options.onStatus { _ = runner.addListener(f) }
         try store.attach(runner)
         guard let t = startThread({ runner.run() }) else {
             store.detach(runner)
@@ -52,6 +54,8 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
         self.machine = machine
         self.clock = clock
         last = machine.status()
+        // `pushing` and `pulling` are published as an exchange begins, not only after it.
+        machine.willExchange = { [unowned self] in self.publish(idle: false) }
     }
 
     // MARK: Controls (any thread)
@@ -104,7 +108,7 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
     /// True once nothing is pending or inflight (failed ones excepted) and a pull has
     /// completed after the last push; false when `timeoutMs` passes first or the sync stops.
     package func waitIdle(timeoutMs: Int64) -> Bool {
-        let deadline = monotonicMilliseconds() + max(0, timeoutMs)
+        let deadline = monotonicMilliseconds() + min(max(0, timeoutMs), Int64(1) << 50)
         return monitor.locked {
             while true {
                 if idle { return true }

@@ -19,14 +19,39 @@ _Static_assert(OPTIMIST_POLICY_ROLLBACK == 0 && OPTIMIST_POLICY_KEEP == 1, "poli
 _Static_assert(OPTIMIST_CAUSE_MUTATE == 1 && OPTIMIST_CAUSE_COMMIT == 2, "causes");
 _Static_assert(OPTIMIST_CAUSE_ROLLBACK == 3 && OPTIMIST_CAUSE_SERVER == 4, "causes");
 _Static_assert(OPTIMIST_CAUSE_FAIL == 5 && OPTIMIST_CAUSE_RETRY == 6, "causes");
+_Static_assert(OPTIMIST_CAUSE_SYNC == 7, "causes");
+_Static_assert(OPTIMIST_RECORD_CONFIRMED == 0 && OPTIMIST_RECORD_PENDING == 1 && OPTIMIST_RECORD_FAILED == 2,
+               "record status");
+_Static_assert(OPTIMIST_SYNC_OPTIONS_VERSION == 1, "sync options version");
 
 static void listener(void *ctx, const optimist_change *changes, size_t n) {
     (void)ctx; (void)changes; (void)n;
 }
 
+static int transport(void *ctx, const char *endpoint, const char *url, const char *body,
+                     const char *const *headers, int64_t timeout_ms, int *out_status,
+                     const char **out_body, int64_t *out_retry_after_ms) {
+    (void)ctx; (void)endpoint; (void)url; (void)body; (void)headers; (void)timeout_ms;
+    (void)out_status; (void)out_body; (void)out_retry_after_ms;
+    return 1;
+}
+
+static void on_status(void *ctx, const char *status_json) {
+    (void)ctx; (void)status_json;
+}
+
 int main(void) {
     optimist_listener fn = listener; /* the typedef matches a plain C function */
     (void)fn;
+    /* OPTIMIST_SYNC_OPTIONS_INIT initialises every member, and the callbacks' typedefs match */
+    optimist_sync_options o = OPTIMIST_SYNC_OPTIONS_INIT;
+    o.transport = transport;
+    o.on_status = on_status;
+    if (o.version != OPTIMIST_SYNC_OPTIONS_VERSION || o.url != NULL || o.pull_interval_ms != 5000 ||
+        o.max_batch != 100 || o.timeout_ms != 10000 || o.backoff_base_ms != 500 || o.backoff_max_ms != 30000) {
+        fprintf(stderr, "OPTIMIST_SYNC_OPTIONS_INIT has the wrong defaults\n");
+        return 1;
+    }
     const char *loaded = optimist_version();
     if (strcmp(loaded, OPTIMIST_VERSION) != 0) {
         fprintf(stderr, "header %s, library %s\n", OPTIMIST_VERSION, loaded);

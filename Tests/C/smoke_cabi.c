@@ -643,6 +643,64 @@ static void test_extremes(void) {
     CHECK_RC(optimist_close(s), OPTIMIST_OK);
 }
 
+/* The background sync, every entry point once, through a host transport that never gets an
+ * answer (sync_callback.c and sync_http.c test the sync itself). */
+static int no_answer(void *ctx, const char *endpoint, const char *url, const char *body,
+                     const char *const *headers, int64_t timeout_ms, int *out_status,
+                     const char **out_body, int64_t *out_retry_after_ms) {
+    (void)endpoint; (void)url; (void)body; (void)headers; (void)timeout_ms; (void)out_status;
+    (void)out_retry_after_ms;
+    *(int *)ctx = 1;
+    *out_body = "unplugged";
+    return 1;
+}
+
+static void test_sync(void) {
+    optimist_store *s = NULL;
+    char *json = NULL;
+    int idle = -1, called = 0;
+    uint64_t id = 0;
+    CHECK_RC(optimist_open(NULL, &s), OPTIMIST_OK);
+    CHECK_RC(optimist_sync_status(s, &json), OPTIMIST_OK);
+    CHECK(json != NULL && strstr(json, "\"state\":\"stopped\"") != NULL);
+    optimist_free(json);
+    optimist_batch *b = batch_put("c", "k", "{\"n\":1}");
+    CHECK_RC(optimist_mutate(s, b, NULL, &id), OPTIMIST_OK);
+    optimist_batch_free(b);
+
+    const char *headers[] = {"Authorization: Bearer x", NULL};
+    optimist_sync_options o = OPTIMIST_SYNC_OPTIONS_INIT;
+    o.transport = no_answer;
+    o.transport_ctx = &called;
+    o.headers = headers;
+    o.backoff_base_ms = 5;
+    o.backoff_max_ms = 20;
+    CHECK_RC(optimist_sync_start(s, &o), OPTIMIST_OK);
+    CHECK_RC(optimist_sync_start(s, &o), OPTIMIST_MISUSE);
+    CHECK_RC(optimist_sync_set_headers(s, headers), OPTIMIST_OK);
+    CHECK_RC(optimist_sync_now(s), OPTIMIST_OK);
+    CHECK_RC(optimist_sync_wait_idle(s, 50, &idle), OPTIMIST_OK);
+    CHECK(idle == 0); /* never: nothing gets through */
+    int offline = 0;
+    for (int i = 0; i < 500 && !offline; i++) { /* up to 5 s */
+        CHECK_RC(optimist_sync_wait_idle(s, 10, &idle), OPTIMIST_OK);
+        json = NULL;
+        CHECK_RC(optimist_sync_status(s, &json), OPTIMIST_OK);
+        offline = json != NULL && strstr(json, "\"state\":\"offline\"") != NULL &&
+                  strstr(json, "unplugged") != NULL;
+        optimist_free(json);
+    }
+    CHECK(offline);
+    CHECK_RC(optimist_sync_stop(s), OPTIMIST_OK);
+    CHECK(called == 1); /* read after the stop joined the sync's thread */
+    int status = 0;
+    CHECK_RC(optimist_status(s, id, &status), OPTIMIST_OK);
+    CHECK(status == OPTIMIST_PENDING); /* nothing lost */
+    CHECK_RC(optimist_sync_now(s), OPTIMIST_MISUSE);
+    CHECK_RC(optimist_close(s), OPTIMIST_OK);
+    CHECK_RC(optimist_sync_stop(s), OPTIMIST_MISUSE);
+}
+
 int main(void) {
     test_library();
     test_basics();
@@ -653,6 +711,7 @@ int main(void) {
     test_extremes();
     test_close_race();
     test_file_backed();
+    test_sync();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -40,12 +40,14 @@ extension Engine {
     /// Takes a live mutation out of `P` for good.
     func end(_ m: LiveMutation, as status: MutationStatus) {
         let id = m.record.id
+        // While it is still live: a record's status before the call counts it (a kept
+        // failure rolled back turns its record from failed to pending or confirmed).
+        for a in m.touched { noteTouch(collection(a.collection), a.key) }
         live.removeValue(forKey: MutationKey(id))
         if m.record.status == .pending { removeDue(m.record) }
         if let k = m.record.dedupeKey, dedupe[k] == id { dedupe.removeValue(forKey: k) }
         for a in m.touched {
             let c = collection(a.collection)
-            noteTouch(c, a.key)
             if let i = c.chains.index(forKey: a.key) {
                 c.chains.values[i].remove(id)
                 if c.chains.values[i].isEmpty { c.chains.remove(at: i) }

@@ -32,7 +32,11 @@ for f in "$tmp/habits" "$prefix/lib/liboptimist.so.1.0.0"; do
         echo "ldd $f: something is not found"; exit 1
     fi
 done
-env LD_LIBRARY_PATH= ldd "$tmp/habits" | grep -q "$prefix/lib/liboptimist.so.1" \
+# ldd's output is read whole before grep: `ldd | grep -q` under pipefail fails at random when
+# grep exits at its match while ldd is still writing (SIGPIPE), more often now that the library
+# pulls in libcurl and its dependencies.
+needed=$(env LD_LIBRARY_PATH= ldd "$tmp/habits")
+grep -q "$prefix/lib/liboptimist.so.1" <<<"$needed" \
     || { echo "habits does not load the installed library"; exit 1; }
 env LD_LIBRARY_PATH= "$tmp/habits"
 echo "installed example ok"
