@@ -99,6 +99,13 @@ class Mutation:
         self.policy = policy
         self.status = "pending"
         self.attempts = 0
+        #: Send order: a fresh mutation queues at its id; a retried failed one after every
+        #: mutation queued when it was retried (and before the next fresh one).
+        self.position = mid
+        self.fresh = True
+
+    def send_order(self) -> Tuple[int, int, int]:
+        return (self.position, 1 if self.fresh else 0, self.id)
 
 
 class Reference:
@@ -109,6 +116,8 @@ class Reference:
         self.P: List[Mutation] = []
         self.ended: Dict[int, str] = {}
         self.max_attempts = max_attempts
+        #: The id the next mutation gets (ids are the store's: the last one plus one).
+        self.next_id = 1
         #: Loaded key ranges per collection: (from_key, to_key, at_ms).
         self.loaded: Dict[str, List[Tuple[str, str, int]]] = {}
 
@@ -122,6 +131,21 @@ class Reference:
 
     def pending_flag(self, a: Addr) -> bool:
         return any((op["coll"], op["key"]) == a for m in self.P for op in m.ops)
+
+    def record_status(self, a: Addr) -> str:
+        """``Change.status``: failed when a kept failure touches the record, pending when
+        another not-ended mutation does, else confirmed."""
+        touching = [m for m in self.P if any((op["coll"], op["key"]) == a for op in m.ops)]
+        if any(m.status == "failed" for m in touching):
+            return "failed"
+        return "pending" if touching else "confirmed"
+
+    def touched(self, mid: int) -> List[Addr]:
+        """The records a not-ended mutation's ops name (none for an unknown or ended id)."""
+        for m in self.P:
+            if m.id == mid:
+                return [(op["coll"], op["key"]) for op in m.ops]
+        return []
 
     def live(self, mid: int) -> Mutation:
         for m in self.P:
@@ -156,6 +180,7 @@ class Reference:
     def mutate(self, mid: int, ops: List[Dict[str, Any]], dedupe: Optional[str], policy: str) -> None:
         assert all(mid > m.id for m in self.P) and all(mid > i for i in self.ended)
         self.P.append(Mutation(mid, ops, dedupe, policy))
+        self.next_id = mid + 1
 
     def commit(self, mid: int, server_ops: Optional[List[Dict[str, Any]]]) -> None:
         m = self.live(mid)
@@ -180,13 +205,14 @@ class Reference:
         write(records, self.C)
 
     def outbox_next(self) -> Optional[Mutation]:
-        """With a clock far past every backoff: the oldest pending mutation."""
-        for m in self.P:
-            if m.status == "pending":
-                m.status = "inflight"
-                m.attempts += 1
-                return m
-        return None
+        """With a clock far past every backoff: the first pending mutation in send order."""
+        queued = sorted((m for m in self.P if m.status == "pending"), key=Mutation.send_order)
+        if not queued:
+            return None
+        m = queued[0]
+        m.status = "inflight"
+        m.attempts += 1
+        return m
 
     def fail(self, mid: int, transient: bool) -> None:
         m = self.live(mid)
@@ -216,6 +242,8 @@ class Reference:
         m = self.live(mid)
         if m.status == "failed":
             m.attempts = 0
+            m.position = self.next_id
+            m.fresh = False
         elif m.status != "pending":
             raise Code("STATE")
         m.status = "pending"

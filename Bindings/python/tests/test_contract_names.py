@@ -27,6 +27,14 @@ SIGNATURES = {
     "set_retry_policy": "(self, max_attempts, base_delay_ms, max_delay_ms)",
     "close": "(self)",
     "flush": "(self)",
+    # CONTRACT §5: the contract's names and defaults, then the transport, listener and backoff.
+    "sync_start": "(self, url=None, *, headers=None, pull_interval_ms=5000, max_batch=100, timeout_ms=10000, "
+                  "transport=None, on_status=None, backoff_base_ms=500, backoff_max_ms=30000)",
+    "sync_stop": "(self)",
+    "sync_now": "(self)",
+    "sync_set_headers": "(self, headers)",
+    "sync_wait_idle": "(self, timeout_s)",
+    "sync_status": "(self)",
 }
 
 
@@ -51,7 +59,7 @@ def test_op_constructors():
 
 
 def test_change_fields():
-    assert optimist.Change._fields == ("collection", "key", "value", "pending", "cause")
+    assert optimist.Change._fields == ("collection", "key", "value", "pending", "cause", "status")
 
 
 def test_everything_documented():

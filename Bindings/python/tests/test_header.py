@@ -33,6 +33,9 @@ C_TO_CTYPES = {
     "double *": ctypes.POINTER(ctypes.c_double),
     "optimist_listener": _ffi.LISTENER,
     "const optimist_field *": ctypes.POINTER(_ffi.FieldStruct),
+    # The sync options are passed with byref(); a header array is (c_char_p * (n + 1)) or None.
+    "const optimist_sync_options *": ctypes.c_void_p,
+    "const char *const *": ctypes.POINTER(ctypes.c_char_p),
 }
 
 
@@ -93,6 +96,10 @@ def test_same_constants_as_the_header():
         assert d["OPTIMIST_" + status.upper()] == value
     for value, cause in _ffi.CAUSES.items():
         assert d["OPTIMIST_CAUSE_" + cause.upper()] == value
+    assert sorted(v for k, v in d.items() if k.startswith("OPTIMIST_CAUSE_")) == sorted(_ffi.CAUSES)
+    for value, status in _ffi.RECORD_STATUSES.items():
+        assert d["OPTIMIST_RECORD_" + status.upper()] == value
+    assert d["OPTIMIST_SYNC_OPTIONS_VERSION"] == _ffi.SYNC_OPTIONS_VERSION
     for policy, value in _ffi.POLICIES.items():
         assert d["OPTIMIST_POLICY_" + policy.upper()] == value
     for name, value in _ffi.FIELD_TYPES.items():
@@ -147,3 +154,33 @@ def test_fields_through_ctypes_read_back_as_json():
         finally:
             lib.optimist_batch_free(b)
         assert store.get("logs", "k") == {"habit": 'run "daily"', "done": True, "at": 1763770000123, "gone": None}
+
+
+def test_sync_options_layout():
+    """optimist_sync_options: the header's members in order, with the header's C types, and
+    OPTIMIST_SYNC_OPTIONS_INIT's defaults are the Python defaults."""
+    body = re.sub(r"/\*.*?\*/", " ", HEADER.read_text(), flags=re.S)
+    m = re.search(r"typedef struct optimist_sync_options \{(.*?)\} optimist_sync_options;", body, flags=re.S)
+    assert m
+    members = [" ".join(x.split()) for x in m.group(1).split(";") if x.strip()]
+    names = [re.search(r"(\w+)$", x).group(1) for x in members]
+    assert names == [f for f, _ in _ffi.SyncOptions._fields_]
+    c_types = {
+        "unsigned int": ctypes.c_uint, "const char *": ctypes.c_char_p,
+        "const char *const *": ctypes.POINTER(ctypes.c_char_p), "int64_t": ctypes.c_int64,
+        "uint32_t": ctypes.c_uint32, "optimist_transport": _ffi.TRANSPORT, "void *": ctypes.c_void_p,
+        "optimist_sync_listener": _ffi.SYNC_LISTENER,
+    }
+    for member, (name, ctype) in zip(members, _ffi.SyncOptions._fields_):
+        t = re.sub(r"\s*\b\w+$", "", member)
+        t = re.sub(r"\s*\*\s*", " *", t).strip()
+        assert c_types[t] is ctype, (member, ctype)
+    init = re.search(r"#define OPTIMIST_SYNC_OPTIONS_INIT\s*\\?\s*\{([^}]*)\}", HEADER.read_text())
+    assert init
+    values = [v.strip() for v in init.group(1).split(",")]
+    assert values[3:8] == ["5000", "100", "10000", "500", "30000"]
+    import inspect
+    import optimist
+    defaults = inspect.signature(optimist.Store.sync_start).parameters
+    assert [defaults[n].default for n in ("pull_interval_ms", "max_batch", "timeout_ms", "backoff_base_ms",
+                                          "backoff_max_ms")] == [5000, 100, 10000, 500, 30000]

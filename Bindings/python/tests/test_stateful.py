@@ -5,7 +5,8 @@ Checked after each step: every record's visible and confirmed value and pending 
 scans in byte order, the pending count, every mutation's status, two views, freshness
 (needs_reload after mark_loaded), and the changes
 two subscribers received (one batch per call at most, exactly the records whose visible value
-or pending flag changed, with the call's cause).
+or status changed, plus every record of a mutation that ``fail`` or ``retry`` acted on, since
+every status change is an event; with the call's cause and the record's ``Change.status``).
 """
 
 import shutil
@@ -49,6 +50,20 @@ def ops(draw) -> Dict[str, Any]:
 op_lists = st.lists(ops(), min_size=1, max_size=3)
 
 
+def json_key(v: Any) -> Any:
+    """A comparison key that tells JSON values apart as JSON does: booleans are not numbers,
+    and numbers compare by value (``1`` and ``1.0`` are the same JSON number)."""
+    if isinstance(v, bool):
+        return ("bool", v)
+    if isinstance(v, (int, float)):
+        return ("number", float(v))
+    if isinstance(v, dict):
+        return ("object", tuple(sorted((k, json_key(x)) for k, x in v.items())))
+    if isinstance(v, (list, tuple)):
+        return ("array", tuple(json_key(x) for x in v))
+    return (type(v).__name__, v)
+
+
 def to_ops(wire: List[Dict[str, Any]]) -> List[optimist.Op]:
     return [optimist.Op.from_dict(o) for o in wire]
 
@@ -86,10 +101,17 @@ class StoreVersusReference(RuleBasedStateMachine):
 
     def _observe_ref(self):
         V = self.ref.visible()
-        return {a: (V.get(a), self.ref.pending_flag(a)) for a in ADDRS}
+        return {a: (V.get(a), self.ref.pending_flag(a), self.ref.record_status(a)) for a in ADDRS}
 
-    def call(self, cause: Optional[str], do_store, do_ref) -> Any:
-        """Runs the same call on both; checks the outcome code and the change batches."""
+    @staticmethod
+    def _same(x, y) -> bool:
+        """Equal as JSON: ``False`` is not ``0`` (Python's ``==`` says it is), ``1`` is ``1.0``."""
+        return json_key(x) == json_key(y)
+
+    def call(self, cause: Optional[str], do_store, do_ref, forced=()) -> Any:
+        """Runs the same call on both; checks the outcome code and the change batches.
+        ``forced``: records reported by a successful call even when unchanged (those of a
+        mutation whose status the call changed)."""
         self.all_batches.clear()
         self.b_batches.clear()
         want: Optional[Code] = None
@@ -110,12 +132,13 @@ class StoreVersusReference(RuleBasedStateMachine):
         else:
             assert want is None, f"reference expected {want.code}, store succeeded"
         before, self.snapshot = self.snapshot, self._observe_ref()
-        changed = {a: self.snapshot[a] for a in ADDRS if before[a] != self.snapshot[a]}
+        changed = {a: self.snapshot[a] for a in ADDRS
+                   if not self._same(before[a], self.snapshot[a]) or (want is None and a in forced)}
         for batches, wanted in ((self.all_batches, lambda a: True), (self.b_batches, lambda a: a[0] == "b")):
-            exp = sorted((a, v, p) for a, (v, p) in changed.items() if wanted(a))
+            exp = sorted((a, v, p, st) for a, (v, p, st) in changed.items() if wanted(a))
             assert len(batches) <= 1, f"{len(batches)} batches for one call"
             batch = batches[0] if batches else []
-            assert sorted(((c.collection, c.key), c.value, c.pending) for c in batch) == exp
+            assert sorted(((c.collection, c.key), c.value, c.pending, c.status) for c in batch) == exp
             assert all(c.cause == cause for c in batch)
         return got, None if want else want_value
 
@@ -165,17 +188,19 @@ class StoreVersusReference(RuleBasedStateMachine):
         got, want = self.call(None, lambda: self.store.outbox_next(FAR_FUTURE), self.ref.outbox_next)
         if got is not None:
             mid = got[0]
-            self.call("fail", lambda: self.store.fail(mid, transient, "boom", 0), lambda: self.ref.fail(mid, transient))
+            self.call("fail", lambda: self.store.fail(mid, transient, "boom", 0), lambda: self.ref.fail(mid, transient),
+                      forced=self.ref.touched(mid))
 
     @rule(data=st.data(), transient=st.booleans())
     def fail(self, data, transient) -> None:
         mid = self.pick_id(data)
-        self.call("fail", lambda: self.store.fail(mid, transient, "boom", 0), lambda: self.ref.fail(mid, transient))
+        self.call("fail", lambda: self.store.fail(mid, transient, "boom", 0), lambda: self.ref.fail(mid, transient),
+                  forced=self.ref.touched(mid))
 
     @rule(data=st.data())
     def retry(self, data) -> None:
         mid = self.pick_id(data)
-        self.call("retry", lambda: self.store.retry(mid), lambda: self.ref.retry(mid))
+        self.call("retry", lambda: self.store.retry(mid), lambda: self.ref.retry(mid), forced=self.ref.touched(mid))
 
     @rule(coll=st.sampled_from(COLLS), frm=st.sampled_from(KEYS), to=st.sampled_from(KEYS),
           at=st.integers(0, 10))

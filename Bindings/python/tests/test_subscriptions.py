@@ -44,6 +44,64 @@ def test_fail_and_retry_causes(store):
     assert seen[-1] == [Change("q", "b", None, False, "fail")]
 
 
+def test_change_status_for_a_kept_failure_and_a_retry():
+    s = optimist.Store()
+    got = []
+    s.subscribe(lambda ch: got.extend(ch))
+    m = s.mutate([put("c", "k", {"a": 1})], policy="keep")
+    assert got == [Change("c", "k", {"a": 1}, True, "mutate", "pending")]
+    s.outbox_next(0)
+    got.clear()
+    s.fail(m, False, "403", 0)
+    assert got == [Change("c", "k", {"a": 1}, True, "fail", "failed")]
+    assert s.status(m) == "failed" and s.is_pending("c", "k")
+    got.clear()
+    s.retry(m)
+    assert got == [Change("c", "k", {"a": 1}, True, "retry", "pending")]
+    got.clear()
+    s.commit(m)
+    assert got == [Change("c", "k", {"a": 1}, False, "commit", "confirmed")]
+    s.close()
+
+
+def test_change_status_transient_failure_is_an_event(store):
+    """A transient failure leaves value and status alone, and is still reported (every
+    status change is an event)."""
+    got = []
+    store.subscribe(lambda ch: got.extend(ch))
+    m = store.mutate([incr("c", "n", "v", 1)])
+    store.outbox_next(0)
+    got.clear()
+    store.fail(m, True, "timeout", 0)
+    assert got == [Change("c", "n", {"v": 1}, True, "fail", "pending")]
+    assert store.status(m) == "pending"
+
+
+def test_change_status_when_a_kept_failure_ends_under_a_pending_edit(store):
+    """The record stays pending (another mutation touches it) and its value stays, but its
+    status goes from failed to pending: that is a change."""
+    got = []
+    store.subscribe(lambda ch: got.extend(ch))
+    failed = store.mutate([put("c", "k", {"v": 1})], policy="keep")
+    store.outbox_next(0)
+    store.fail(failed, False, "rejected", 0)
+    store.mutate([put("c", "k", {"v": 2})])
+    assert got[-1].status == "failed"  # a kept failure still touches it
+    got.clear()
+    store.rollback(failed)
+    assert got == [Change("c", "k", {"v": 2}, True, "rollback", "pending")]
+
+
+def test_change_defaults_and_shape():
+    c = Change("c", "k", None, True, "mutate")
+    assert c.status == "pending" and Change("c", "k", {}, False, "commit").status == "confirmed"
+    assert c._replace(status="failed").status == "failed"
+    assert Change._make(["c", "k", None, True, "fail", "failed"]) == ("c", "k", None, True, "fail", "failed")
+    assert "status='pending'" in repr(c)
+    import pickle
+    assert pickle.loads(pickle.dumps(Change("c", "k", {"a": 1}, True, "fail", "failed"))).status == "failed"
+
+
 def test_unsubscribe_and_handle_close(store):
     seen = []
     sub = store.subscribe(seen.append)

@@ -21,7 +21,13 @@ If none loads, importing the package raises :class:`LibraryNotFoundError` (an
 ``ImportError``) listing every path tried and why it failed.
 
 Subscription callbacks: an exception raised in a callback is re-raised from the store call
-that triggered it, after the change was applied (see :meth:`Store.subscribe`).
+that triggered it, after the change was applied (see :meth:`Store.subscribe`); changes the
+background sync makes are delivered on its thread, and exceptions there are logged to the
+``optimist`` logger.
+
+Background sync: :meth:`Store.sync_start` lets the library push the outbox to a server and
+pull its changes on a thread of its own (wire protocol v1), over its built-in HTTP client or
+a Python ``transport`` callable; see :meth:`Store.sync_status` for what it is doing.
 """
 
 from __future__ import annotations

@@ -29,6 +29,8 @@ from ctypes import (
     c_int,
     c_int64,
     c_size_t,
+    c_uint,
+    c_uint32,
     c_uint64,
     c_void_p,
 )
@@ -38,7 +40,8 @@ from ._loader import load_library
 
 __all__ = [
     "OK", "ERROR", "MISUSE", "NOTFOUND", "STATE", "INVALID", "DUPLICATE", "IO", "CORRUPT", "BUSY",
-    "POLICIES", "STATUSES", "CAUSES", "FIELD_TYPES", "SIGNATURES", "ChangeStruct", "FieldStruct", "LISTENER",
+    "POLICIES", "STATUSES", "CAUSES", "RECORD_STATUSES", "FIELD_TYPES", "SIGNATURES", "ChangeStruct",
+    "FieldStruct", "LISTENER", "TRANSPORT", "SYNC_LISTENER", "SyncOptions", "SYNC_OPTIONS_VERSION",
     "lib", "library_path",
     "take_string", "MissingSymbolError",
 ]
@@ -51,13 +54,16 @@ POLICIES: Dict[str, int] = {"rollback": 0, "keep": 1}
 #: ``OPTIMIST_*`` status values to names.
 STATUSES: Dict[int, str] = {1: "pending", 2: "inflight", 3: "failed", 4: "committed", 5: "rolled_back"}
 #: ``OPTIMIST_CAUSE_*`` values to names.
-CAUSES: Dict[int, str] = {1: "mutate", 2: "commit", 3: "rollback", 4: "server", 5: "fail", 6: "retry"}
+CAUSES: Dict[int, str] = {1: "mutate", 2: "commit", 3: "rollback", 4: "server", 5: "fail", 6: "retry", 7: "sync"}
+#: ``OPTIMIST_RECORD_*`` values (``optimist_change.pending``) to ``Change.status`` names.
+RECORD_STATUSES: Dict[int, str] = {0: "confirmed", 1: "pending", 2: "failed"}
 #: ``OPTIMIST_FIELD_*`` type names to values.
 FIELD_TYPES: Dict[str, int] = {"null": 0, "bool": 1, "number": 2, "text": 3}
 
 
 class ChangeStruct(Structure):
-    """``optimist_change``: borrowed strings, valid only during the listener call."""
+    """``optimist_change``: borrowed strings, valid only during the listener call. ``pending``
+    carries the record status (``OPTIMIST_RECORD_*``, see :data:`RECORD_STATUSES`)."""
 
     _fields_ = [
         ("collection", c_char_p),
@@ -82,6 +88,39 @@ class FieldStruct(Structure):
 
 #: ``void (*optimist_listener)(void *ctx, const optimist_change *changes, size_t n)``
 LISTENER = CFUNCTYPE(None, c_void_p, POINTER(ChangeStruct), c_size_t)
+
+#: ``int (*optimist_transport)(void *ctx, const char *endpoint, const char *url, const char *body,
+#: const char *const *headers, int64_t timeout_ms, int *out_status, const char **out_body,
+#: int64_t *out_retry_after_ms)``. ``out_body`` is ``POINTER(c_void_p)``: the host writes the
+#: address of a buffer it keeps alive (a ``c_char_p`` store would not keep it).
+TRANSPORT = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p, c_char_p, POINTER(c_char_p), c_int64,
+                      POINTER(c_int), POINTER(c_void_p), POINTER(c_int64))
+#: ``void (*optimist_sync_listener)(void *ctx, const char *status_json)``
+SYNC_LISTENER = CFUNCTYPE(None, c_void_p, c_char_p)
+
+#: ``OPTIMIST_SYNC_OPTIONS_VERSION``: the members :class:`SyncOptions` has.
+SYNC_OPTIONS_VERSION = 1
+
+
+class SyncOptions(Structure):
+    """``optimist_sync_options`` (version 1), passed by reference to ``optimist_sync_start``.
+    Strings and arrays are borrowed for that call only (the library copies them)."""
+
+    _fields_ = [
+        ("version", c_uint),
+        ("url", c_char_p),
+        ("headers", POINTER(c_char_p)),
+        ("pull_interval_ms", c_int64),
+        ("max_batch", c_uint32),
+        ("timeout_ms", c_int64),
+        ("backoff_base_ms", c_int64),
+        ("backoff_max_ms", c_int64),
+        ("transport", TRANSPORT),
+        ("transport_ctx", c_void_p),
+        ("on_status", SYNC_LISTENER),
+        ("status_ctx", c_void_p),
+    ]
+
 
 _store = c_void_p            # optimist_store *
 _batch = c_void_p            # optimist_batch * (const or not)
@@ -135,6 +174,15 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
 
     "optimist_subscribe": (c_int, [_store, c_char_p, c_char_p, LISTENER, c_void_p, POINTER(c_uint64)]),
     "optimist_unsubscribe": (c_int, [_store, c_uint64]),
+
+    # opts: const optimist_sync_options * (the caller passes byref() of its struct);
+    # headers: const char *const *, a NULL-terminated (c_char_p * (n + 1)) array, or None.
+    "optimist_sync_start": (c_int, [_store, c_void_p]),
+    "optimist_sync_stop": (c_int, [_store]),
+    "optimist_sync_now": (c_int, [_store]),
+    "optimist_sync_set_headers": (c_int, [_store, POINTER(c_char_p)]),
+    "optimist_sync_wait_idle": (c_int, [_store, c_int64, POINTER(c_int)]),
+    "optimist_sync_status": (c_int, [_store, _out_string]),
 }
 
 

@@ -20,6 +20,7 @@ from . import _ffi
 from ._error import MisuseError
 from ._ops import OpLike, free_batch, make_batch
 from ._subscriptions import TRAMPOLINE, Callback, Subscription, call_changing, register, unregister
+from ._sync import SyncMixin
 from ._util import check, cstr, i64, opt_cstr, raise_for, u64
 
 __all__ = ["Store"]
@@ -62,13 +63,14 @@ Record = Dict[str, Any]
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-class Store:
+class Store(SyncMixin):
     """An optimistic store: confirmed state, pending mutations, and the visible state every
     read returns (the pending mutations re-applied, in order, on the confirmed state).
 
     ``Store()`` (or ``Store(None)``) is in memory; ``Store(path)`` opens or creates a store
     file. Use it as a context manager, or call :meth:`close`. One store may be used from many
-    threads at once.
+    threads at once. :meth:`sync_start` lets the library send and pull by itself (the
+    ``sync_*`` methods come from :class:`optimist._sync.SyncMixin`).
 
     Raises:
         StoreIOError, CorruptError, BusyError: the file could not be opened.
@@ -90,15 +92,21 @@ class Store:
     # Life -------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Flushes and closes the store. Safe to call twice; every other method raises
-        :class:`MisuseError` afterwards. Ends every subscription."""
+        """Stops the sync if one runs (waiting for a transport call in progress), flushes and
+        closes the store. Safe to call twice; every other method raises :class:`MisuseError`
+        afterwards. Ends every subscription and releases the sync's callbacks."""
         if self._closed or self._h is None:
             return
         self._closed = True
         for sub in list(self._subs.values()):
             unregister(sub._token)
         self._subs.clear()
-        check(_close(self._h))
+        sync = self._current_sync()
+        try:
+            check(_close(self._h))
+        finally:
+            self._release_sync(sync)
+            self._release_sync(self._current_sync())  # one started meanwhile was stopped too
 
     @property
     def closed(self) -> bool:
@@ -279,7 +287,12 @@ class Store:
 
     def outbox_next(self, now_ms: int) -> Optional[Tuple[int, List[Dict[str, Any]]]]:
         """Hands out the oldest pending mutation due at ``now_ms`` and marks it inflight:
-        ``(id, ops)`` with the ops in wire form, or None when nothing is due."""
+        ``(id, ops)`` with the ops in wire form, or None when nothing is due. For hosts that
+        send by hand; while a sync runs (:meth:`sync_start`) it owns the outbox.
+
+        Raises:
+            MisuseError: a sync runs on the store.
+        """
         mid = c_uint64()
         ops = c_void_p()
         rc = call_changing("outbox_next", _outbox_next, self._h, i64(now_ms, "now_ms"), byref(mid), byref(ops))
@@ -354,7 +367,9 @@ class Store:
         The callback runs synchronously on the thread that made the call, after the change
         is visible; it may read and mutate the store. An exception it raises is re-raised
         from the store call that triggered it, after the change was applied (several at
-        once: a ``BaseExceptionGroup``).
+        once: a ``BaseExceptionGroup``). Changes made by the background sync
+        (:meth:`sync_start`) are delivered on the sync's thread; an exception raised there
+        has no call to surface from and is logged to the ``optimist`` logger.
 
         Returns a :class:`Subscription`; ``.close()`` (or :meth:`unsubscribe`) ends it.
         """

@@ -16,8 +16,9 @@ callback raises to the innermost frame of its thread (listeners run synchronousl
 calling thread), and the frame re-raises it when the C call has returned, i.e. after the
 change is applied. A callback that calls the store again opens a nested frame, so its own
 errors surface inside the callback and, if uncaught there, in the outer call. A callback run
-with no frame on its thread (it cannot happen with the current library) is reported through
-the ``optimist`` logger instead.
+with no frame on its thread is reported through the ``optimist`` logger instead: that is the
+case of changes made by the background sync (``Store.sync_start``), delivered on the sync's
+own thread, where no store call of the application could re-raise it.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ _tls = threading.local()
 _registry: Dict[int, Callback] = {}
 _tokens = itertools.count(1)  # 0 would be a NULL ctx
 _CAUSES = _ffi.CAUSES
+_RECORD = _ffi.RECORD_STATUSES
 _loads = json.loads
+_new_change = tuple.__new__  # every field given: skips Change.__new__'s default for status
 
 
 def register(callback: Callback) -> int:
@@ -71,18 +74,21 @@ def _deliver(ctx: Optional[int], changes: Any, n: int) -> None:
         for i in range(n):
             c = changes[i]
             v = c.value_json
-            batch.append(Change(
+            st = c.pending  # the record status: OPTIMIST_RECORD_CONFIRMED 0, PENDING 1, FAILED 2
+            batch.append(_new_change(Change, (
                 c.collection.decode("utf-8"),
                 c.key.decode("utf-8"),
                 None if v is None else _loads(v),
-                bool(c.pending),
+                st != 0,
                 _CAUSES.get(c.cause, str(c.cause)),
-            ))
+                _RECORD.get(st, "pending"),
+            )))
         callback(batch)
     except BaseException as e:  # noqa: BLE001 - every exception is handed on, none dropped
         frame = getattr(_tls, "errors", None)
         if frame is None:
-            _log.error("exception in an optimist subscription callback", exc_info=e)
+            _log.error("exception in an optimist subscription callback (outside a store call, "
+                       "e.g. on the sync thread)", exc_info=e)
         else:
             frame.append(e)
 
