@@ -70,6 +70,8 @@ start() {
     local attempt port
     for attempt in 1 2 3 4 5 6 7 8 9 10; do
         port=$((20000 + RANDOM % 40000))
+        # A cluster started again keeps its port when it can, so its URL stays the same.
+        if [ "$attempt" -eq 1 ] && [ -f "$DIR/port" ]; then port=$(cat "$DIR/port"); fi
         port_in_use "$port" && continue
         echo "$port" | as_owner tee "$DIR/port" >/dev/null
         if as_owner "$BIN/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 \

@@ -17,3 +17,14 @@ func readFile(_ path: String) -> [UInt8]? {
         if n < chunk.count { return ferror(f) == 0 ? bytes : nil }
     }
 }
+
+/// Writes one line to standard output at once (no stdio buffer to flush: a test reading the
+/// port from a pipe sees the line as soon as the server listens).
+func writeLine(toStandardOutput line: String) {
+    var bytes = Array((line + "\n").utf8)[...]
+    while !bytes.isEmpty {
+        let n = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        if n <= 0 { return }
+        bytes = bytes.dropFirst(n)
+    }
+}

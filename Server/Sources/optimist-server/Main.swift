@@ -88,8 +88,7 @@ struct OptimistServerCommand: AsyncParsableCommand {
                 // Tests and scripts read the port from this line (so --port 0 works).
                 let port = channel.localAddress?.port ?? 0
                 let shown = host.contains(":") ? "[\(host)]" : host
-                print("listening on http://\(shown):\(port)")
-                fflush(stdout)
+                writeLine(toStandardOutput: "listening on http://\(shown):\(port)")
             },
             logger: logger)
         if let postgres {

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The store for deployments that outgrow one machine: any number of server processes share
 /// one PostgreSQL database. Correctness across processes rests on one row lock per user: a
@@ -25,8 +26,8 @@ final class PostgresStorage: Storage {
     /// advisory lock lets one of them do it while the others wait and then find it done.
     func migrate() async throws {
         do {
-            try await client.withConnection { conn in
-                try await transaction(conn, begin: "BEGIN") {
+            try await leased(waitingAtMost: .seconds(30)) { [self] conn in
+                try await self.transaction(conn, begin: "BEGIN") {
                     try await conn.query("SELECT pg_advisory_xact_lock(7262011)", logger: logger)
                     try await conn.query("CREATE TABLE IF NOT EXISTS optimist_schema (version INTEGER NOT NULL)", logger: logger)
                     var version: Int32 = 0
@@ -71,11 +72,11 @@ final class PostgresStorage: Storage {
         }
     }
 
-    func write<R: Sendable>(_ body: (any StoreTransaction) async throws -> R) async throws -> R {
+    func write<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) async throws -> R) async throws -> R {
         do {
-            return try await client.withConnection { conn in
-                try await transaction(conn, begin: "BEGIN ISOLATION LEVEL READ COMMITTED") {
-                    try await body(PostgresTransaction(conn: conn, logger: logger))
+            return try await leased { conn in
+                try await self.transaction(conn, begin: "BEGIN ISOLATION LEVEL READ COMMITTED") {
+                    try await body(PostgresTransaction(conn: conn, logger: self.logger))
                 }
             }
         } catch {
@@ -83,11 +84,11 @@ final class PostgresStorage: Storage {
         }
     }
 
-    func read<R: Sendable>(_ body: (any StoreTransaction) async throws -> R) async throws -> R {
+    func read<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) async throws -> R) async throws -> R {
         do {
-            return try await client.withConnection { conn in
-                try await transaction(conn, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-                    try await body(PostgresTransaction(conn: conn, logger: logger))
+            return try await leased { conn in
+                try await self.transaction(conn, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                    try await body(PostgresTransaction(conn: conn, logger: self.logger))
                 }
             }
         } catch {
@@ -96,10 +97,47 @@ final class PostgresStorage: Storage {
     }
 
     func ping() async throws {
-        do { try await client.query("SELECT 1", logger: logger) } catch { throw Self.classify(error) }
+        do {
+            try await leased { conn in _ = try await conn.query("SELECT 1", logger: self.logger) }
+        } catch {
+            throw Self.classify(error)
+        }
     }
 
-    private func transaction<R>(_ conn: PostgresConnection, begin: PostgresQuery, _ body: () async throws -> R) async throws -> R {
+    /// Runs `body` with a pooled connection, giving up (transient) when none comes within
+    /// `limit`. Without that bound a request would wait while the pool retries a database that
+    /// is down (up to a minute before its circuit breaker trips): the client had better hear 503
+    /// and back off. Once `body` has its connection it runs to the end.
+    private func leased<R: Sendable>(waitingAtMost limit: Duration = .seconds(5),
+                                     _ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
+        let started = LeaseFlag()
+        let client = self.client
+        return try await withThrowingTaskGroup(of: R?.self) { group in
+            group.addTask {
+                try await client.withConnection { conn in
+                    started.value.store(true, ordering: .sequentiallyConsistent)
+                    return try await body(conn)
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            while let result = try await group.next() {
+                if let result {
+                    group.cancelAll()
+                    return result
+                }
+                if !started.value.load(ordering: .sequentiallyConsistent) {
+                    group.cancelAll()
+                    throw StorageError.transient("no database connection within \(limit)")
+                }
+            }
+            throw StorageError.failed("the connection task ended without a result")
+        }
+    }
+
+    nonisolated(nonsending) private func transaction<R>(_ conn: PostgresConnection, begin: PostgresQuery, _ body: () async throws -> R) async throws -> R {
         try await conn.query(begin, logger: logger)
         do {
             let result = try await body()
@@ -130,6 +168,10 @@ final class PostgresStorage: Storage {
         // Pool and channel errors: the database could not be reached.
         return .transient("PostgreSQL unavailable: \(error)")
     }
+}
+
+private final class LeaseFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }
 
 /// The SQL of one transaction on a PostgreSQL connection.

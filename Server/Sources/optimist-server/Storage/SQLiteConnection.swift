@@ -58,8 +58,9 @@ final class SQLiteConnection: @unchecked Sendable {
                 // Explicit length: the bytes go in as they are, U+0000 included.
                 var s = s
                 rc = s.withUTF8 { b in
-                    sqlite3_bind_text(stmt, n, b.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) } ?? "",
-                                      Int32(b.count), sqliteTransient)
+                    guard let base = b.baseAddress, b.count > 0 else { return sqlite3_bind_text(stmt, n, "", 0, sqliteTransient) }
+                    return sqlite3_bind_text(stmt, n, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self),
+                                             Int32(b.count), sqliteTransient)
                 }
             }
             guard rc == SQLITE_OK else { throw error(rc, sql) }

@@ -62,7 +62,7 @@ final class SQLiteStorage: Storage {
         }
     }
 
-    func write<R: Sendable>(_ body: (any StoreTransaction) async throws -> R) async throws -> R {
+    func write<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) async throws -> R) async throws -> R {
         await writeGate.lock()
         defer { writeGate.unlock() }
         try writer.exec("BEGIN IMMEDIATE")
@@ -76,7 +76,7 @@ final class SQLiteStorage: Storage {
         }
     }
 
-    func read<R: Sendable>(_ body: (any StoreTransaction) async throws -> R) async throws -> R {
+    func read<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) async throws -> R) async throws -> R {
         let db = try checkoutReader()
         defer { checkin(db) }
         // The snapshot starts at the first SELECT and holds until COMMIT.

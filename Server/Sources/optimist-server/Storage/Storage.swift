@@ -3,9 +3,9 @@
 protocol Storage: Sendable {
     /// Runs `body` in one write transaction and commits when it returns (rolls back when it
     /// throws). The body must call ``StoreTransaction/lockSpace(user:)`` first.
-    func write<R: Sendable>(_ body: (any StoreTransaction) async throws -> R) async throws -> R
+    func write<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) async throws -> R) async throws -> R
     /// Runs `body` in one read-only transaction that sees one consistent snapshot.
-    func read<R: Sendable>(_ body: (any StoreTransaction) async throws -> R) async throws -> R
+    func read<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) async throws -> R) async throws -> R
     /// Whether the database answers (for `GET /health`).
     func ping() async throws
 }
