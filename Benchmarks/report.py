@@ -365,7 +365,12 @@ def main() -> None:
         (RESULTS / "full.json").write_text(json.dumps(data, indent=1) + "\n")
         if has_plot:
             (RESULTS / "reload_vs_optimistic-full.png").write_bytes((RESULTS / "reload_vs_optimistic.png").read_bytes())
-    (ROOT / "BENCHMARKS.md").write_text(markdown(data, mode, seconds, has_plot))
+    text = markdown(data, mode, seconds, has_plot)
+    # The sync section comes from its own run (Benchmarks/run --sync): kept as it was.
+    sync = ROOT / "Benchmarks" / "results" / "sync.md"
+    if sync.exists():
+        text = text.rstrip("\n") + "\n\n<!-- sync:begin -->\n" + sync.read_text() + "<!-- sync:end -->\n"
+    (ROOT / "BENCHMARKS.md").write_text(text)
     for r in data["reload_vs_optimistic"]:
         print(f"{r['host']:>6} n={r['n']:>8,}  reload {fmt_us(r.get('reload_us')):>10}  "
               f"optimistic {fmt_us(r.get('optimistic_us')):>10}  ratio {r.get('ratio', '–')}")

@@ -1,0 +1,60 @@
+"""Sync benchmark lines (JSON, from bench_sync.py) -> results/sync.json, results/sync.md and the
+sync block of BENCHMARKS.md (between the markers; appended when absent).
+
+    python3 report_sync.py RAW.jsonl
+"""
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BEGIN, END = "<!-- sync:begin -->", "<!-- sync:end -->"
+
+
+def table(lines):
+    out = ["## Sync (library + reference server on loopback)", "",
+           "`Benchmarks/run --sync` (Benchmarks/Sync/bench_sync.py): the Python package with the "
+           "library's own sync against `optimist-server` (release build) on 127.0.0.1; server "
+           "rows: raw HTTP clients, one process each, keep-alive, one `incr` mutation per push.", ""]
+    push = [l for l in lines if l["section"] == "sync_push"]
+    pull = [l for l in lines if l["section"] == "sync_pull"]
+    server = [l for l in lines if l["section"] == "server_push"]
+    if push or pull:
+        out += ["| measurement | n | throughput | p50 | p99 |", "|---|---:|---:|---:|---:|"]
+        for l in push:
+            out.append(f"| mutate → committed, burst, SQLite server | {l['n']:,} | {l['mutations_per_s']:,.0f} mutations/s "
+                       f"| {l['p50_us'] / 1000:,.1f} ms | {l['p99_us'] / 1000:,.1f} ms |")
+        for l in pull:
+            out.append(f"| pull into an empty store, SQLite server | {l['n']:,} | {l['rows_per_s']:,.0f} rows/s | – | – |")
+        out.append("")
+    if server:
+        out += ["| server database | clients | pushes | pushes/s | p50 | p99 |", "|---|---:|---:|---:|---:|---:|"]
+        for l in server:
+            out.append(f"| {l['db']} | {l['clients']} | {l['n']:,} | {l['pushes_per_s']:,.0f} "
+                       f"| {l['p50_us'] / 1000:,.2f} ms | {l['p99_us'] / 1000:,.2f} ms |")
+        out.append("")
+    out.append("Latency from mutate to committed includes the queue of the burst: every mutation of the "
+               "burst is made before most are sent, so p99 is close to the burst's whole duration.")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    lines = [json.loads(l) for l in Path(sys.argv[1]).read_text().splitlines() if l.strip().startswith("{")]
+    results = ROOT / "Benchmarks" / "results"
+    (results / "sync.json").write_text(json.dumps(lines, indent=1) + "\n")
+    md = table(lines)
+    (results / "sync.md").write_text(md)
+    bench = ROOT / "BENCHMARKS.md"
+    text = bench.read_text() if bench.exists() else ""
+    block = f"{BEGIN}\n{md}{END}\n"
+    if BEGIN in text and END in text:
+        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) + 1:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    bench.write_text(text)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
