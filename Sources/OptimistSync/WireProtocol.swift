@@ -48,7 +48,7 @@ package enum WireProtocol {
                 case .array(let list)?: ops = try list.map { (j) throws(Violation) in try op(j, "ok result \(id)") }
                 default: throw Violation("ok result \(id): ops must be an array")
                 }
-                out.append((id, .ok(ops: ops)))
+                out.append((id, .ok(ops: ops, renames: try renames(r["renames"], id))))
             case "rejected":
                 out.append((id, .rejected(error: try text(r["error"]) ?? "rejected by the server")))
             case "retry":
@@ -119,6 +119,21 @@ package enum WireProtocol {
     }
 
     // MARK: Pieces
+
+    private static func renames(_ j: JSON?, _ id: MutationID) throws(Violation) -> [KeyRename] {
+        switch j {
+        case nil, .null?: return []
+        case .array(let list)?:
+            return try list.map { (item) throws(Violation) -> KeyRename in
+                guard case .object(let r) = item, case .string(let c)? = r["coll"], case .string(let from)? = r["from"],
+                      case .string(let to)? = r["to"], !to.isEmpty else {
+                    throw Violation("ok result \(id): a rename needs string coll, from and to")
+                }
+                return KeyRename(collection: Key(c), from: Key(from), to: Key(to))
+            }
+        default: throw Violation("ok result \(id): renames must be an array")
+        }
+    }
 
     private static func object(_ body: String) throws(Violation) -> [Key: JSON] {
         let value: JSON

@@ -27,6 +27,9 @@ final class FakeServer: SyncTransport, @unchecked Sendable {
     /// Runs before answering (to block, or to count).
     var onRequest: (@Sendable (SyncRequest) -> Void)?
     var pageSize = 1_000
+    /// Gives records created under a `tmp-` key a key of its own, and says so in `renames`.
+    var assignKeys = false
+    private var assigned: [String: String] = [:]
 
     func value(_ c: String, _ k: String) -> Record? { lock.withLock { _ in records["\(c)\u{0}\(k)"] } }
     func serverApply(_ ops: [Op]) {
@@ -78,7 +81,26 @@ final class FakeServer: SyncTransport, @unchecked Sendable {
                 results.append(["id": .number(idD), "status": "retry", "retry_after_ms": 250])
                 break
             }
-            let ops = opsJ.compactMap { try? Op(json: $0) }
+            var ops = opsJ.compactMap { try? Op(json: $0) }
+            var renames = [JSON]()
+            if assignKeys {
+                ops = ops.map { op in
+                    guard op.key.string.hasPrefix("tmp-") else { return op }
+                    let k = "\(op.collection.string)\u{0}\(op.key.string)"
+                    let real: String
+                    if let known = assigned[k] { real = known } else {
+                        real = "srv-\(assigned.count + 1)"
+                        assigned[k] = real
+                        renames.append(["coll": .string(op.collection.string), "from": .string(op.key.string), "to": .string(real)])
+                    }
+                    switch op {
+                    case .put(let c, _, let v): return .put(collection: c, key: Key(real), value: v)
+                    case .patch(let c, _, let v): return .patch(collection: c, key: Key(real), value: v)
+                    case .delete(let c, _): return .delete(collection: c, key: Key(real))
+                    case .incr(let c, _, let f, let d): return .incr(collection: c, key: Key(real), field: f, delta: d)
+                    }
+                }
+            }
             if ops.contains(where: { refuse.contains($0.collection.string) }) {
                 outcomes[key] = Outcome(ok: false, retry: retry, error: "refused", seq: 0)
                 results.append(["id": .number(idD), "status": "rejected", "error": "refused"])
@@ -107,7 +129,8 @@ final class FakeServer: SyncTransport, @unchecked Sendable {
             }
             outcomes[key] = Outcome(ok: true, retry: retry, error: nil, seq: seq)
             applied[client, default: []].append(id)
-            results.append(["id": .number(idD), "status": "ok", "ops": .array(absolute)])
+            results.append(renames.isEmpty ? ["id": .number(idD), "status": "ok", "ops": .array(absolute)]
+                                           : ["id": .number(idD), "status": "ok", "ops": .array(absolute), "renames": .array(renames)])
         }
         return JSONWriter.string(["results": .array(results)])
     }

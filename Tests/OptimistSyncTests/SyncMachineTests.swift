@@ -304,4 +304,28 @@ import Optimist
         #expect(server.requests.filter { $0.endpoint == .pull }.count == 4)
         #expect(m.status().pulled == 35)
     }
+
+    @Test func aServerAssignedKeyMovesTheRecordAndItsPendingEdits() throws {
+        let store = Store(), server = FakeServer()
+        server.assignKeys = true
+        let log = ChangeLog()
+        try store.subscribe(collection: "notes") { log.append($0) }
+        let m = try machine(store, server, maxBatch: 1)
+        drain(m, now: 0)
+        let a = try store.mutate([put("notes", "tmp-1", ["text": "hi"])])
+        let b = try store.mutate([.patch(collection: "notes", key: "tmp-1", value: ["done": true])])
+        // One push at a time: a's answer renames tmp-1 before b is sent.
+        _ = m.step(now: 1)
+        #expect(try store.status(a) == .committed)
+        #expect(try store.get("notes", "tmp-1") == nil)
+        #expect(try store.get("notes", "srv-1") == ["text": "hi", "done": true])   // b's edit moved along
+        #expect(try store.isPending("notes", "srv-1"))
+        #expect(try store.mutation(b).ops == [.patch(collection: "notes", key: "srv-1", value: ["done": true])])
+        drain(m, now: 2)
+        #expect(try store.status(b) == .committed)
+        #expect(server.value("notes", "srv-1") == ["text": "hi", "done": true])
+        #expect(try store.confirmed("notes", "srv-1") == ["text": "hi", "done": true])
+        let seen = log.all.flatMap { $0 }.filter { $0.cause == .commit }.map { "\($0.key)=\($0.value == nil ? "gone" : "here")" }
+        #expect(seen.prefix(2) == ["tmp-1=gone", "srv-1=here"])
+    }
 }

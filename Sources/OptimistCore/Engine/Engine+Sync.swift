@@ -1,13 +1,26 @@
 /// What a server said of one pushed mutation.
 public enum PushOutcome: Sendable, Equatable {
     /// Applied. `ops`: the server's canonical result (absolute ops) for the confirmed state;
-    /// nil: fold the mutation's own ops.
-    case ok(ops: [Op]?)
+    /// nil: fold the mutation's own ops. `renames`: records the server gave its own keys.
+    case ok(ops: [Op]?, renames: [KeyRename] = [])
     /// Refused for good: the mutation's policy decides; `error` becomes its last error.
     case rejected(error: String)
     /// Refused for now: back to pending, due again after `afterMs` (nil: the retry policy's
     /// backoff); the attempt counts towards the retry limit.
     case retry(afterMs: Int64?, error: String?)
+}
+
+/// A record created under a temporary client key that the server stored under its own key.
+public struct KeyRename: Sendable, Equatable {
+    public var collection: Key
+    public var from: Key
+    public var to: Key
+
+    public init(collection: Key, from: Key, to: Key) {
+        self.collection = collection
+        self.from = from
+        self.to = to
+    }
 }
 
 /// What a pull reports of a mutation this client sent but never heard back about.
@@ -67,8 +80,9 @@ extension Engine {
         for (id, outcome) in results {
             guard let m = live[MutationKey(id)], m.record.status == .inflight else { continue }
             switch outcome {
-            case .ok(let ops):
+            case .ok(let ops, let renames):
                 cause = .commit
+                for r in renames where r.from != r.to { rename(r) }
                 // Canonical ops the confirmed state cannot take are the server's bug; the
                 // mutation still went through, so its own ops stand in until the next pull.
                 if let ops, (try? commit(id, serverOps: ops)) != nil { continue }
@@ -89,6 +103,40 @@ extension Engine {
                 }
             }
         }
+    }
+
+    /// Moves a record and its pending layers from a temporary key to the server's: every
+    /// not-ended mutation's ops on the old key are rewritten (so a later edit is sent under the
+    /// real key), the chains merge in mutation order, and both keys are reported.
+    func rename(_ r: KeyRename) {
+        let c = collection(r.collection)
+        noteTouch(c, r.from)
+        noteTouch(c, r.to)
+        guard let moving = c.chains.removeValue(forKey: r.from) else { return }
+        for id in moving {
+            guard let m = live[MutationKey(id)] else { continue }
+            var record = m.record
+            record.ops = record.ops.map { op in
+                guard op.collection == r.collection, op.key == r.from else { return op }
+                switch op {
+                case .put(let coll, _, let v): return .put(collection: coll, key: r.to, value: v)
+                case .patch(let coll, _, let v): return .patch(collection: coll, key: r.to, value: v)
+                case .delete(let coll, _): return .delete(collection: coll, key: r.to)
+                case .incr(let coll, _, let f, let d): return .incr(collection: coll, key: r.to, field: f, delta: d)
+                }
+            }
+            live[MutationKey(id)] = LiveMutation(record: record)   // its touched list changes
+            log(.mutation(record))
+        }
+        var merged = Array(c.chains[r.to] ?? PendingChain())
+        merged.append(contentsOf: moving)
+        merged.sort()   // chains are in mutation order, which is id order
+        var chain = PendingChain()
+        for id in merged where chain.allSatisfy({ $0 != id }) { chain.append(id) }
+        c.chains[r.to] = chain
+        if c.confirmed.removeValue(forKey: r.from) != nil { log(.confirmed(collection: c.name, key: r.from, value: nil)) }
+        recompute(c, r.from)
+        recompute(c, r.to)
     }
 
     /// Mutations whose request got no answer (or whose answer did not mention them): back to
