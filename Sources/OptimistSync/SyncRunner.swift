@@ -17,14 +17,18 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
     private let clock: @Sendable () -> Int64
     private let monitor = Monitor()
     private let stopping = Atomic<Bool>(false)
+    /// The sync's thread, set by the thread itself (it is detached: `stop` waits for
+    /// ``finished`` instead of joining, so a stop from the thread's own callbacks and a later
+    /// stop or close from elsewhere agree on when the thread is done).
     private var thread: pthread_t?
-    private var threadID: pthread_t?
 
     // Guarded by `monitor`.
     private var woken = false
     private var nowRequested = false
     private var newHeaders: [SyncHeader]?
     private var finished = false
+    /// The final status is published (the thread is about to end).
+    private var stoppedState = false
     private var idle = false
     private var last: SyncStatus
     private var listeners: [UInt64: @Sendable (SyncStatus) -> Void] = [:]
@@ -45,7 +49,7 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
             store.detach(runner)
             throw .internal("cannot start the sync thread")
         }
-        runner.monitor.locked { runner.thread = t }
+        pthread_detach(t)
         return runner
     }
 
@@ -89,18 +93,17 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
     }
 
     /// Stops the thread (an exchange in progress is cancelled through the transport's
-    /// `cancelled`) and detaches from the store. Idempotent. From a state listener (the sync's
-    /// own thread) it asks the thread to stop and returns without waiting for it.
+    /// `cancelled`) and detaches from the store; returns once the thread will call nothing of
+    /// the host's any more (no transport, no listener). Idempotent. From the sync's own thread
+    /// (a listener or transport stopping it) it asks the thread to stop and returns at once;
+    /// the thread ends after that callback, and a stop or close from elsewhere still waits
+    /// for it.
     package func stop() {
         stopping.store(true, ordering: .releasing)
-        let t: pthread_t? = monitor.locked {
+        monitor.locked {
             monitor.broadcast()
-            let t = thread
-            thread = nil
-            return t
-        }
-        if let t, pthread_equal(t, pthread_self()) == 0 {
-            joinThread(t)
+            if let t = thread, pthread_equal(t, pthread_self()) != 0 { return }
+            while !finished { monitor.wait() }
         }
         store.detach(self)
     }
@@ -112,7 +115,7 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
         return monitor.locked {
             while true {
                 if idle { return true }
-                if finished { return false }
+                if finished || stoppedState { return false }
                 let left = deadline - monotonicMilliseconds()
                 if left <= 0 { return false }
                 monitor.wait(milliseconds: Int(min(left, 1_000)))
@@ -149,6 +152,7 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
     // MARK: The thread
 
     private func run() {
+        monitor.locked { thread = pthread_self() }
         let isStopping: @Sendable () -> Bool = { [self] in stopping.load(ordering: .acquiring) }
         while !isStopping() {
             let (now, headers) = monitor.locked { () -> (Bool, [SyncHeader]?) in
@@ -178,13 +182,20 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
         var final = machine.status()
         final.state = .stopped
         let calls: [@Sendable (SyncStatus) -> Void] = monitor.locked {
-            finished = true
+            stoppedState = true
             idle = false
             last = final
             monitor.broadcast()
             return Array(listeners.values)
         }
         for f in calls { f(final) }
+        // Only now, after the last callback: waiting stops may return, and the store is free
+        // for another sync.
+        store.detach(self)
+        monitor.locked {
+            finished = true
+            monitor.broadcast()
+        }
     }
 
     /// Records the machine's status for readers and tells the listeners when it changed.

@@ -10,6 +10,10 @@
  * A scenario stops at its first failing line. Prints PASS/FAIL per scenario (with the line,
  * what was expected and what came back) and a last line "N passed, M failed"; exits 1 when
  * anything failed, 2 on bad usage.
+ *
+ * Sync scenarios (`reply`, `sync`, `syncwait` ...) run the library's background sync with a
+ * host transport written here: it plays the server the scenario scripts, on the sync's
+ * thread (see "the scripted server" below and the corpus README).
  */
 #define _XOPEN_SOURCE 700
 
@@ -18,12 +22,16 @@
 
 #include <optimist.h>
 
+#include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Calls an entry point by name with the addresses of its arguments. */
@@ -41,7 +49,48 @@ typedef struct {
     char name[NAME_LEN];
     uint64_t id;
     strbuf got;
+    pthread_mutex_t *lock; /* the scenario's sync lock */
 } subscription;
+
+/* A reply the scenario queued with `reply`. */
+typedef struct {
+    char endpoint[8];   /* "push" or "pull" */
+    int unreachable;    /* no answer */
+    int status;
+    int64_t retry_after; /* -1: none */
+    char *body;
+} scripted_reply;
+
+/* A request the transport answered: push: the mutations sent with their retry counts;
+   pull: the cursor (as JSON text) and the unacked ids. */
+typedef struct {
+    int push;
+    strbuf cursor;
+    uint64_t *ids;
+    long long *retries;
+    int n;
+} answered_request;
+
+/* The scripted server and what the sync's thread tells the runner, under one lock (the
+   sync's thread runs the transport and the listeners while the main thread runs commands). */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* on CLOCK_MONOTONIC */
+    scripted_reply *fifo;
+    int n_fifo, cap_fifo;
+    answered_request *reqs; /* answered since the last `requests` */
+    int n_reqs, cap_reqs;
+    double *entered; /* when each answered request reached the transport, in ms */
+    int cap_entered;
+    int answered;
+    char *reply_body; /* the last body handed to the library, kept until the next call */
+    strbuf headers;   /* the last answered request's headers, "Name: value\n" each */
+    strbuf mismatch;  /* a request that did not match the next reply's endpoint */
+    int blocked;      /* the transport waits for a reply to be queued */
+    int stop_requested, stopped_seen, running;
+    strbuf settled;   /* the last status published that is not pushing/pulling */
+    int settled_after; /* `answered` when it was published */
+} sync_host;
 
 typedef struct {
     optimist_store *store;
@@ -52,6 +101,7 @@ typedef struct {
     subscription subs[MAX_SUBS];
     int n_subs;
     strbuf why; /* what went wrong on the failing line */
+    sync_host sync;
 } scenario;
 
 /* What one command produced: its result code, and for reads the value as text. */
@@ -66,7 +116,8 @@ typedef struct {
 static const char *code_names[] = {"OK", "ERROR", "MISUSE", "NOTFOUND", "STATE",
                                    "INVALID", "DUPLICATE", "IO", "CORRUPT", "BUSY"};
 static const char *status_names[] = {"?", "pending", "inflight", "failed", "committed", "rolled_back"};
-static const char *cause_names[] = {"?", "mutate", "commit", "rollback", "server", "fail", "retry"};
+static const char *cause_names[] = {"?", "mutate", "commit", "rollback", "server", "fail", "retry", "sync"};
+static const char *record_status_names[] = {"confirmed", "pending", "failed"};
 
 static const char *code_name(int rc) {
     return (rc >= 0 && rc < (int)(sizeof code_names / sizeof *code_names)) ? code_names[rc] : "?";
@@ -126,7 +177,7 @@ static void name_of(scenario *sc, uint64_t id, strbuf *out) {
             return;
         }
     char buf[32];
-    snprintf(buf, sizeof buf, "#%llu", (unsigned long long)id);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)id); /* as the other hosts */
     sb_put(out, buf);
 }
 
@@ -138,9 +189,11 @@ static subscription *find_sub(scenario *sc, const char *name) {
 
 /* ---- listener ------------------------------------------------------------------------- */
 
-/* Flattens each change into [coll, key, value or null, pending, cause]. */
+/* Flattens each change into [coll, key, value or null, pending, cause, status]. Changes the
+   sync makes arrive on its thread: the buffer is guarded by the sync lock. */
 static void on_changes(void *ctx, const optimist_change *changes, size_t n) {
     subscription *sub = ctx;
+    pthread_mutex_lock(sub->lock);
     for (size_t i = 0; i < n; i++) {
         const optimist_change *c = &changes[i];
         if (sub->got.len > 0) sb_putc(&sub->got, ',');
@@ -151,9 +204,12 @@ static void on_changes(void *ctx, const optimist_change *changes, size_t n) {
         sb_putc(&sub->got, ',');
         sb_put(&sub->got, c->value_json ? c->value_json : "null");
         sb_put(&sub->got, c->pending ? ",true," : ",false,");
-        sb_put_json_string(&sub->got, (c->cause >= 1 && c->cause <= 6) ? cause_names[c->cause] : "?");
+        sb_put_json_string(&sub->got, (c->cause >= 1 && c->cause <= 7) ? cause_names[c->cause] : "?");
+        sb_putc(&sub->got, ',');
+        sb_put_json_string(&sub->got, (c->pending >= 0 && c->pending <= 2) ? record_status_names[c->pending] : "?");
         sb_putc(&sub->got, ']');
     }
+    pthread_mutex_unlock(sub->lock);
 }
 
 /* ---- ops ------------------------------------------------------------------------------ */
@@ -219,6 +275,514 @@ static void take_bool(outcome *o, int v) {
     if (o->rc != OPTIMIST_OK) return;
     sb_put(&o->value, v ? "true" : "false");
     o->has_value = 1;
+}
+
+/* ---- the scripted server (sync scenarios) ---------------------------------------------- */
+
+/* The sync runs with a host transport that answers each request with the next reply queued by
+   `reply` (its endpoint must match) and blocks while none is queued, so every request of a
+   scenario is answered by the script and nothing happens between the lines by itself. To stop
+   (`sync stop`, `reopen`, the scenario's end), a request blocked in the transport, or one that
+   reaches it afterwards, stops the sync from the sync's own thread (optimist_sync_stop from a
+   callback asks the sync to stop and returns at once) and gets no answer; the runner then
+   waits for the final status "stopped". A status listener keeps the last "settled" status
+   (not pushing/pulling): what the sync made of the last answer. */
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1000.0 + (double)t.tv_nsec / 1e6;
+}
+
+static void deadline_in(struct timespec *ts, long ms) {
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static void *grow(void *p, int *cap, int need, size_t size) {
+    if (need <= *cap) return p;
+    int cap2 = *cap ? *cap * 2 : 16;
+    while (cap2 < need) cap2 *= 2;
+    p = realloc(p, (size_t)cap2 * size);
+    if (p == NULL) {
+        fputs("scenario_shim: out of memory\n", stderr);
+        exit(2);
+    }
+    *cap = cap2;
+    return p;
+}
+
+static void sync_init(sync_host *h) {
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->cond, &a);
+    pthread_condattr_destroy(&a);
+    pthread_mutex_init(&h->lock, NULL);
+}
+
+static void free_requests(sync_host *h) {
+    for (int i = 0; i < h->n_reqs; i++) {
+        sb_free(&h->reqs[i].cursor);
+        free(h->reqs[i].ids);
+        free(h->reqs[i].retries);
+    }
+    h->n_reqs = 0;
+}
+
+static void sync_free(sync_host *h) {
+    for (int i = 0; i < h->n_fifo; i++) free(h->fifo[i].body);
+    free(h->fifo);
+    free_requests(h);
+    free(h->reqs);
+    free(h->entered);
+    free(h->reply_body);
+    sb_free(&h->headers);
+    sb_free(&h->mismatch);
+    sb_free(&h->settled);
+    pthread_cond_destroy(&h->cond);
+    pthread_mutex_destroy(&h->lock);
+}
+
+static void add_id(answered_request *r, uint64_t id, long long retry) {
+    r->ids = realloc(r->ids, (size_t)(r->n + 1) * sizeof *r->ids);
+    r->retries = realloc(r->retries, (size_t)(r->n + 1) * sizeof *r->retries);
+    if (r->ids == NULL || r->retries == NULL) abort();
+    r->ids[r->n] = id;
+    r->retries[r->n++] = retry;
+}
+
+/* Notes an answered request (under the lock): its body's ids, when it came, its headers. */
+static void record_request(sync_host *h, const char *endpoint, const char *body,
+                           const char *const *headers, double entered) {
+    h->reqs = grow(h->reqs, &h->cap_reqs, h->n_reqs + 1, sizeof *h->reqs);
+    answered_request *r = &h->reqs[h->n_reqs++];
+    memset(r, 0, sizeof *r);
+    r->push = strcmp(endpoint, "push") == 0;
+    const char *it, *e;
+    if (r->push) {
+        it = json_member(body, "mutations");
+        while (it && (e = json_next(&it)) != NULL) {
+            const char *id = json_member(e, "id"), *retry = json_member(e, "retry");
+            add_id(r, id ? strtoull(id, NULL, 10) : 0, retry ? strtoll(retry, NULL, 10) : 0);
+        }
+    } else {
+        const char *c = json_member(body, "cursor"), *end = c ? json_skip(c) : NULL;
+        if (end) {
+            char *raw = strndup(c, (size_t)(end - c));
+            sb_put(&r->cursor, raw);
+            free(raw);
+        } else {
+            sb_put(&r->cursor, "null");
+        }
+        it = json_member(body, "unacked");
+        while (it && (e = json_next(&it)) != NULL) add_id(r, strtoull(e, NULL, 10), 0);
+    }
+    h->entered = grow(h->entered, &h->cap_entered, h->answered + 1, sizeof *h->entered);
+    h->entered[h->answered] = entered;
+    sb_clear(&h->headers);
+    for (int i = 0; headers && headers[i]; i++) {
+        sb_put(&h->headers, headers[i]);
+        sb_putc(&h->headers, '\n');
+    }
+}
+
+static int scn_transport(void *ctx, const char *endpoint, const char *url, const char *body,
+                         const char *const *headers, int64_t timeout_ms, int *out_status,
+                         const char **out_body, int64_t *out_retry_after_ms) {
+    scenario *sc = ctx;
+    sync_host *h = &sc->sync;
+    (void)url;
+    (void)timeout_ms;
+    pthread_mutex_lock(&h->lock);
+    double entered = now_ms();
+    for (;;) {
+        if (h->stop_requested) {
+            h->blocked = 0;
+            pthread_cond_broadcast(&h->cond);
+            pthread_mutex_unlock(&h->lock);
+            optimist_store *s = sc->store;
+            CALL("optimist_sync_stop", &s); /* from the sync's thread: returns at once */
+            *out_body = "the scenario stopped the sync";
+            return 1;
+        }
+        if (h->mismatch.len == 0 && h->n_fifo > 0) {
+            scripted_reply r = h->fifo[0];
+            if (strcmp(r.endpoint, endpoint) == 0) {
+                memmove(h->fifo, h->fifo + 1, (size_t)--h->n_fifo * sizeof *h->fifo);
+                h->blocked = 0;
+                record_request(h, endpoint, body, headers, entered);
+                h->answered++;
+                free(h->reply_body);
+                h->reply_body = r.body;
+                pthread_cond_broadcast(&h->cond);
+                pthread_mutex_unlock(&h->lock);
+                if (r.unreachable) {
+                    *out_body = "scripted: no answer";
+                    return 1;
+                }
+                *out_status = r.status;
+                *out_body = r.body ? r.body : "";
+                *out_retry_after_ms = r.retry_after;
+                return 0;
+            }
+            char msg[160];
+            snprintf(msg, sizeof msg, "request %d is a %s, the next scripted reply is for %s",
+                     h->answered + 1, endpoint, r.endpoint);
+            sb_put(&h->mismatch, msg);
+        }
+        h->blocked = 1;
+        pthread_cond_broadcast(&h->cond);
+        if (now_ms() - entered > 60000) {
+            h->blocked = 0;
+            pthread_mutex_unlock(&h->lock);
+            *out_body = "no reply scripted for 60 s";
+            return 1;
+        }
+        struct timespec ts;
+        deadline_in(&ts, 50);
+        pthread_cond_timedwait(&h->cond, &h->lock, &ts);
+    }
+}
+
+static void scn_on_status(void *ctx, const char *status_json) {
+    sync_host *h = &((scenario *)ctx)->sync;
+    strbuf state = {0};
+    json_string(json_member(status_json, "state"), &state);
+    const char *st = sb_str(&state);
+    pthread_mutex_lock(&h->lock);
+    if (strcmp(st, "pushing") != 0 && strcmp(st, "pulling") != 0) {
+        sb_clear(&h->settled);
+        sb_put(&h->settled, status_json);
+        h->settled_after = h->answered;
+    }
+    if (strcmp(st, "stopped") == 0) h->stopped_seen = 1;
+    pthread_cond_broadcast(&h->cond);
+    pthread_mutex_unlock(&h->lock);
+    sb_free(&state);
+}
+
+/* Stops the sync (see above) and waits for its final status; *rc is optimist_sync_stop's.
+   Returns -1 (why filled) when "stopped" did not come within 10 s. */
+static int stop_sync(scenario *sc, int *rc) {
+    sync_host *h = &sc->sync;
+    pthread_mutex_lock(&h->lock);
+    h->stop_requested = 1;
+    pthread_cond_broadcast(&h->cond);
+    int was_running = h->running;
+    pthread_mutex_unlock(&h->lock);
+    optimist_store *s = sc->store;
+    *rc = CALL("optimist_sync_stop", &s);
+    int seen = 1;
+    pthread_mutex_lock(&h->lock);
+    if (was_running) {
+        struct timespec ts;
+        deadline_in(&ts, 10000);
+        while (!h->stopped_seen && pthread_cond_timedwait(&h->cond, &h->lock, &ts) != ETIMEDOUT) {
+        }
+        seen = h->stopped_seen;
+    }
+    h->running = 0;
+    h->stop_requested = 0;
+    pthread_mutex_unlock(&h->lock);
+    if (!seen) sb_put(&sc->why, "the sync did not report stopped within 10 s");
+    return seen ? 0 : -1;
+}
+
+static int is_name_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* text with each @NAME replaced by the id bound to NAME. */
+static int substitute(scenario *sc, const char *text, strbuf *out) {
+    for (const char *c = text; *c;) {
+        if (*c != '@' || !is_name_char(c[1])) {
+            sb_putc(out, *c++);
+            continue;
+        }
+        const char *e = c + 1;
+        while (is_name_char(*e)) e++;
+        char name[NAME_LEN], buf[32];
+        uint64_t id;
+        if (e - c - 1 >= NAME_LEN) return bad_line(sc, "@NAME too long");
+        snprintf(name, sizeof name, "%.*s", (int)(e - c - 1), c + 1);
+        if (resolve(sc, name, &id)) return -1;
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)id);
+        sb_put(out, buf);
+        c = e;
+    }
+    return 0;
+}
+
+/* The settled status as JSON (none yet: optimist_sync_status), into out. */
+static int settled_status(scenario *sc, strbuf *out) {
+    pthread_mutex_lock(&sc->sync.lock);
+    sb_put(out, sb_str(&sc->sync.settled));
+    pthread_mutex_unlock(&sc->sync.lock);
+    if (out->len > 0) return OPTIMIST_OK;
+    optimist_store *s = sc->store;
+    char *json = NULL, **jp = &json;
+    int rc = CALL("optimist_sync_status", &s, &jp);
+    if (rc == OPTIMIST_OK) sb_put(out, json);
+    shim_call_void("optimist_free", (void *[]){&json});
+    return rc;
+}
+
+/* `syncwait N`: see the README. Returns -1 (why filled) when it does not come to pass. */
+static int sync_wait(scenario *sc, long n) {
+    sync_host *h = &sc->sync;
+    double deadline = now_ms() + 10000;
+    strbuf state = {0};
+    int result = -1;
+    for (;;) {
+        pthread_mutex_lock(&h->lock);
+        int answered = h->answered, queued = h->n_fifo, blocked = h->blocked;
+        int running = h->running, after = h->settled_after, mismatch = h->mismatch.len > 0;
+        json_string(json_member(sb_str(&h->settled), "state"), &state);
+        if (mismatch) sb_put(&sc->why, sb_str(&h->mismatch));
+        pthread_mutex_unlock(&h->lock);
+        char buf[200];
+        if (mismatch) break;
+        if (answered > n) {
+            snprintf(buf, sizeof buf, "%d requests were answered already", answered);
+            sb_put(&sc->why, buf);
+            break;
+        }
+        if (answered == n) {
+            if (queued == 0 && blocked) {
+                result = 0;
+                break;
+            }
+            int rest = !running;
+            if (!rest && after == n) {
+                if (strcmp(sb_str(&state), "unauthorized") == 0) {
+                    rest = 1;
+                } else {
+                    optimist_store *s = sc->store;
+                    int64_t zero = 0;
+                    int idle = 0, *ip = &idle;
+                    rest = CALL("optimist_sync_wait_idle", &s, &zero, &ip) == OPTIMIST_OK && idle;
+                }
+            }
+            if (rest) {
+                if (queued == 0) {
+                    result = 0;
+                } else {
+                    snprintf(buf, sizeof buf, "the sync is at rest with %d scripted replies unused", queued);
+                    sb_put(&sc->why, buf);
+                }
+                break;
+            }
+        }
+        if (now_ms() > deadline) {
+            snprintf(buf, sizeof buf, "timed out: %d answered, %d replies queued, blocked %d, settled state %s",
+                     answered, queued, blocked, state.len ? sb_str(&state) : "-");
+            sb_put(&sc->why, buf);
+            break;
+        }
+        struct timespec ms = {0, 1000000L};
+        nanosleep(&ms, NULL);
+    }
+    sb_free(&state);
+    return result;
+}
+
+/* The sync commands; returns 1 when cmd is none of them, else as run_command. */
+static int sync_command(scenario *sc, const char *cmd, char *p, outcome *o) {
+    sync_host *h = &sc->sync;
+    optimist_store *s = sc->store;
+    if (strcmp(cmd, "reply") == 0) {
+        char *endpoint = next_token(&p), *status = next_token(&p);
+        scripted_reply r = {{0}, 0, 0, -1, NULL};
+        if (endpoint == NULL || status == NULL || (strcmp(endpoint, "push") && strcmp(endpoint, "pull")))
+            return bad_line(sc, "reply push|pull STATUS|unreachable ...");
+        snprintf(r.endpoint, sizeof r.endpoint, "%s", endpoint);
+        if (strcmp(status, "unreachable") == 0 && *p == '\0') {
+            r.unreachable = 1;
+        } else {
+            long long v;
+            strbuf body = {0};
+            if (parse_i64(status, &v)) return bad_line(sc, "reply needs a STATUS");
+            r.status = (int)v;
+            if (strncmp(p, "retry-after=", 12) == 0) {
+                if (parse_i64(next_token(&p) + 12, &v)) return bad_line(sc, "bad retry-after=MS");
+                r.retry_after = v;
+            }
+            if (substitute(sc, p, &body)) {
+                sb_free(&body);
+                return -1;
+            }
+            r.body = strdup(sb_str(&body));
+            sb_free(&body);
+        }
+        pthread_mutex_lock(&h->lock);
+        h->fifo = grow(h->fifo, &h->cap_fifo, h->n_fifo + 1, sizeof *h->fifo);
+        h->fifo[h->n_fifo++] = r;
+        pthread_cond_broadcast(&h->cond);
+        pthread_mutex_unlock(&h->lock);
+        o->rc = OPTIMIST_OK;
+        return 0;
+    }
+    if (strcmp(cmd, "sync") == 0) {
+        char *what = next_token(&p), *opt;
+        const char *headers[17];
+        int n_headers = 0;
+        long long batch = 100;
+        if (what == NULL) return bad_line(sc, "sync start|stop|now|headers");
+        if (strcmp(what, "start") == 0) {
+            while ((opt = next_token(&p)) != NULL) {
+                if (strncmp(opt, "batch=", 6) == 0 && parse_i64(opt + 6, &batch) == 0) continue;
+                if (strncmp(opt, "header=", 7) == 0 && n_headers < 16) {
+                    headers[n_headers++] = opt + 7;
+                    continue;
+                }
+                return bad_line(sc, "bad sync start option");
+            }
+            headers[n_headers] = NULL;
+            pthread_mutex_lock(&h->lock);
+            h->stopped_seen = 0;
+            h->stop_requested = 0;
+            pthread_mutex_unlock(&h->lock);
+            optimist_sync_options opts = OPTIMIST_SYNC_OPTIONS_INIT;
+            opts.headers = n_headers ? headers : NULL;
+            opts.pull_interval_ms = 0;
+            opts.max_batch = (uint32_t)batch;
+            opts.timeout_ms = 10000;
+            opts.backoff_base_ms = 1;
+            opts.backoff_max_ms = 20;
+            opts.transport = scn_transport;
+            opts.transport_ctx = sc;
+            opts.on_status = scn_on_status;
+            opts.status_ctx = sc;
+            const optimist_sync_options *op = &opts;
+            o->rc = CALL("optimist_sync_start", &s, &op);
+            if (o->rc == OPTIMIST_OK) {
+                pthread_mutex_lock(&h->lock);
+                h->running = 1;
+                pthread_mutex_unlock(&h->lock);
+            }
+            return 0;
+        }
+        if (strcmp(what, "stop") == 0) return stop_sync(sc, &o->rc);
+        if (strcmp(what, "now") == 0) {
+            o->rc = CALL("optimist_sync_now", &s);
+            return 0;
+        }
+        if (strcmp(what, "headers") == 0) {
+            while ((opt = next_token(&p)) != NULL && n_headers < 16) headers[n_headers++] = opt;
+            headers[n_headers] = NULL;
+            const char *const *hp = headers;
+            o->rc = CALL("optimist_sync_set_headers", &s, &hp);
+            return 0;
+        }
+        return bad_line(sc, "sync start|stop|now|headers");
+    }
+    if (strcmp(cmd, "syncwait") == 0) {
+        long long n;
+        if (parse_i64(next_token(&p), &n)) return bad_line(sc, "syncwait needs N");
+        o->rc = OPTIMIST_OK;
+        return sync_wait(sc, (long)n);
+    }
+    if (strcmp(cmd, "requests") == 0) {
+        char buf[32];
+        pthread_mutex_lock(&h->lock);
+        sb_putc(&o->value, '[');
+        for (int i = 0; i < h->n_reqs; i++) {
+            answered_request *r = &h->reqs[i];
+            if (i) sb_putc(&o->value, ',');
+            sb_put(&o->value, r->push ? "[\"push\",[" : "[\"pull\",");
+            if (!r->push) {
+                sb_put(&o->value, sb_str(&r->cursor));
+                sb_put(&o->value, ",[");
+            }
+            for (int k = 0; k < r->n; k++) {
+                strbuf name = {0};
+                if (k) sb_putc(&o->value, ',');
+                name_of(sc, r->ids[k], &name);
+                if (r->push && r->retries[k] > 0) {
+                    snprintf(buf, sizeof buf, "/%lld", r->retries[k]);
+                    sb_put(&name, buf);
+                }
+                sb_put_json_string(&o->value, sb_str(&name));
+                sb_free(&name);
+            }
+            sb_put(&o->value, "]]");
+        }
+        sb_putc(&o->value, ']');
+        free_requests(h);
+        pthread_mutex_unlock(&h->lock);
+        o->rc = OPTIMIST_OK;
+        o->has_value = 1;
+        return 0;
+    }
+    if (strcmp(cmd, "syncstate") == 0 || strcmp(cmd, "syncerror") == 0 || strcmp(cmd, "syncstatus") == 0) {
+        strbuf json = {0};
+        o->rc = settled_status(sc, &json);
+        if (o->rc == OPTIMIST_OK) {
+            const char *j = sb_str(&json), *err = json_member(j, "last_error");
+            o->has_value = 1;
+            if (strcmp(cmd, "syncstate") == 0) {
+                json_string(json_member(j, "state"), &o->value);
+            } else if (strcmp(cmd, "syncerror") == 0) {
+                if (err == NULL || *err == 'n') sb_put(&o->value, "null");
+                else json_string(err, &o->value);
+            } else {
+                /* Without "last_error":..., which sits between other members (sorted). */
+                const char *name = err ? err - strlen("\"last_error\":") : NULL, *end = err ? json_skip(err) : NULL;
+                if (name == NULL || end == NULL || name <= j || name[-1] != ',') {
+                    sb_put(&o->value, j);
+                } else {
+                    char *head = strndup(j, (size_t)(name - 1 - j));
+                    sb_put(&o->value, head);
+                    sb_put(&o->value, end);
+                    free(head);
+                }
+            }
+        }
+        sb_free(&json);
+        return 0;
+    }
+    if (strcmp(cmd, "gap") == 0) {
+        long long k, ms;
+        if (parse_i64(next_token(&p), &k) || parse_i64(next_token(&p), &ms)) return bad_line(sc, "gap needs K MS");
+        pthread_mutex_lock(&h->lock);
+        int known = k >= 2 && k <= h->answered;
+        double d = known ? h->entered[k - 1] - h->entered[k - 2] : 0;
+        pthread_mutex_unlock(&h->lock);
+        if (!known) return bad_line(sc, "no such request yet");
+        o->rc = OPTIMIST_OK;
+        sb_put(&o->value, d >= (double)ms - 5 ? "true" : "false");
+        o->has_value = 1;
+        return 0;
+    }
+    if (strcmp(cmd, "header") == 0) {
+        char *name = next_token(&p);
+        size_t n = name ? strlen(name) : 0;
+        if (name == NULL) return bad_line(sc, "header needs NAME");
+        pthread_mutex_lock(&h->lock);
+        const char *line = sb_str(&h->headers), *found = NULL;
+        for (; *line; line = strchr(line, '\n') + 1)
+            if (strncmp(line, name, n) == 0 && line[n] == ':') {
+                found = line + n + 1;
+                break;
+            }
+        if (found) {
+            while (*found == ' ' || *found == '\t') found++;
+            char *value = strndup(found, strcspn(found, "\n"));
+            sb_put(&o->value, value);
+            free(value);
+        } else {
+            sb_put(&o->value, "null");
+        }
+        pthread_mutex_unlock(&h->lock);
+        o->rc = OPTIMIST_OK;
+        o->has_value = 1;
+        return 0;
+    }
+    return 1;
 }
 
 /* ---- commands ------------------------------------------------------------------------- */
@@ -423,6 +987,7 @@ static int run_command(scenario *sc, char *head, char **ops, int n_ops, outcome 
         optimist_listener fn = on_changes;
         uint64_t *idp = &sub->id;
         snprintf(sub->name, NAME_LEN, "%s", name);
+        sub->lock = &sc->sync.lock;
         o->rc = CALL("optimist_subscribe", &s, &c, &pre, &fn, &sub, &idp);
         if (o->rc == OPTIMIST_OK) sc->n_subs++;
         return 0;
@@ -440,15 +1005,19 @@ static int run_command(scenario *sc, char *head, char **ops, int n_ops, outcome 
         if (sub == NULL) return bad_line(sc, "unknown SUB");
         o->rc = OPTIMIST_OK;
         sb_putc(&o->value, '[');
+        pthread_mutex_lock(&sc->sync.lock);
         sb_put(&o->value, sb_str(&sub->got));
+        sb_clear(&sub->got);
+        pthread_mutex_unlock(&sc->sync.lock);
         sb_putc(&o->value, ']');
         o->has_value = 1;
-        sb_clear(&sub->got);
         return 0;
     }
     if (strcmp(cmd, "reopen") == 0) {
         if (sc->path[0] == '\0') return bad_line(sc, "reopen on an in-memory store");
         optimist_store **sp = &sc->store;
+        if (stop_sync(sc, &o->rc)) return -1;
+        if (o->rc != OPTIMIST_OK) return 0;
         o->rc = CALL("optimist_flush", &s);
         if (o->rc == OPTIMIST_OK) o->rc = CALL("optimist_close", &s);
         sc->store = NULL;
@@ -456,7 +1025,8 @@ static int run_command(scenario *sc, char *head, char **ops, int n_ops, outcome 
         if (o->rc == OPTIMIST_OK) o->rc = CALL("optimist_open", &path, &sp);
         return 0;
     }
-    return bad_line(sc, "unknown command");
+    int rc = sync_command(sc, cmd, p, o);
+    return rc == 1 ? bad_line(sc, "unknown command") : rc;
 }
 
 /* ---- judging a line ------------------------------------------------------------------- */
@@ -563,6 +1133,8 @@ static int run_scenario(const char *file) {
     }
     scenario *sc = calloc(1, sizeof *sc);
     int failed = 0, lineno = 0;
+    if (sc == NULL) abort();
+    sync_init(&sc->sync);
     char *line = NULL, *copy = NULL;
     size_t cap = 0;
 
@@ -572,6 +1144,7 @@ static int run_scenario(const char *file) {
         if (mkdtemp(sc->dir) == NULL) {
             printf("FAIL %s\n  mkdtemp failed\n", file);
             fclose(f);
+            sync_free(&sc->sync);
             free(sc);
             return -1;
         }
@@ -596,12 +1169,17 @@ static int run_scenario(const char *file) {
             printf("FAIL %s\n  line %d: %s\n    %s\n", file, lineno, copy, sb_str(&sc->why));
         }
     }
+    int stop_rc;
+    if (stop_sync(sc, &stop_rc) != 0 && !failed) {
+        failed = 1;
+        printf("FAIL %s\n  at the end: %s\n", file, sb_str(&sc->why));
+    }
     if (!failed) printf("PASS %s\n", file);
-
     optimist_store *s = sc->store;
     CALL("optimist_close", &s);
     for (int i = 0; i < sc->n_subs; i++) sb_free(&sc->subs[i].got);
     sb_free(&sc->why);
+    sync_free(&sc->sync);
     if (sc->dir[0]) remove_dir(sc->dir);
     free(copy);
     free(line);

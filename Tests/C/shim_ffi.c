@@ -59,6 +59,12 @@ static const signature table[] = {
     {"optimist_view_get", 'i', "ppp"},
     {"optimist_subscribe", 'i', "pppppp"},
     {"optimist_unsubscribe", 'i', "pU"},
+    {"optimist_sync_start", 'i', "pp"},
+    {"optimist_sync_stop", 'i', "p"},
+    {"optimist_sync_now", 'i', "p"},
+    {"optimist_sync_set_headers", 'i', "pp"},
+    {"optimist_sync_wait_idle", 'i', "pIp"},
+    {"optimist_sync_status", 'i', "pp"},
 };
 enum { N_ENTRIES = sizeof table / sizeof table[0] };
 

@@ -22,6 +22,20 @@ const char *sb_str(const strbuf *b);
 void sb_clear(strbuf *b);
 void sb_free(strbuf *b);
 
+/* Reading JSON the library wrote (request bodies, statuses): no allocation, pointers into the
+   text. Each returns NULL on malformed input. */
+/* The end of the JSON value that starts at p (after optional whitespace). */
+const char *json_skip(const char *p);
+/* The start of member `name`'s value in the JSON object at p, or NULL (absent, or not an
+   object). Names are compared as written, without unescaping. */
+const char *json_member(const char *obj, const char *name);
+/* Iterates the JSON array whose '[' is at *it: each call returns the start of the next element
+   (and moves *it past it), or NULL after the last one. */
+const char *json_next(const char **it);
+/* The JSON string at p, unescaped into out (replacing its contents; \uXXXX as UTF-8).
+   Returns 0, or -1 when p is not a string. */
+int json_string(const char *p, strbuf *out);
+
 /* Cuts the next space-separated token off *p (NULL when none is left). */
 char *next_token(char **p);
 

@@ -20,7 +20,8 @@ struct ScenarioRunner {
             lock.lock(); defer { lock.unlock() }
             for c in changes {
                 items.append(.array([.string(c.collection.string), .string(c.key.string),
-                                     c.value.map(JSON.object) ?? .null, .bool(c.pending), .string(c.cause.description)]))
+                                     c.value.map(JSON.object) ?? .null, .bool(c.pending), .string(c.cause.description),
+                                     .string(c.status.description)]))
             }
         }
         func take() -> JSON {
@@ -34,6 +35,7 @@ struct ScenarioRunner {
     let path: String?
     var ids: [String: MutationID] = [:]
     var subscriptions: [String: (id: UInt64, received: Received)] = [:]
+    let server = ScriptedServer()
 
     init(usesFile: Bool) throws {
         if usesFile {
@@ -50,7 +52,10 @@ struct ScenarioRunner {
         let text = try String(contentsOf: file, encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         var runner = try ScenarioRunner(usesFile: lines.contains { $0.trimmingCharacters(in: .whitespaces) == "reopen" })
-        defer { try? runner.store.close() }
+        defer {
+            try? runner.stopSync()
+            try? runner.store.close()
+        }
         for (n, raw) in lines.enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -98,7 +103,7 @@ struct ScenarioRunner {
         var value: String?
         var code: Int32 = 0
         do {
-            value = try perform(words, ops)
+            value = try perform(words, ops, head: segments[0])
         } catch let e as OptimistError {
             code = e.code
             if case .duplicate(let existing) = e {
@@ -131,7 +136,7 @@ struct ScenarioRunner {
     }
 
     /// Performs one command; returns the value it reads, if any.
-    mutating func perform(_ w: [String], _ ops: [Op]) throws -> String? {
+    mutating func perform(_ w: [String], _ ops: [Op], head: String) throws -> String? {
         func star(_ s: String) -> Key? { s == "*" ? nil : Key(s) }
         switch w[0] {
         case "mutate":
@@ -175,7 +180,49 @@ struct ScenarioRunner {
         case "changes":
             guard let sub = subscriptions[w[1]] else { throw Failure(line: 0, text: "", message: "unknown subscription") }
             return JSONWriter.string(sub.received.take())
+        case "reply": try queueReply(w, head)
+        case "sync":
+            switch w.count > 1 ? w[1] : "" {
+            case "start": try startSync(w.dropFirst(2))
+            case "stop": try stopSync()
+            case "now": try store.syncNow()
+            case "headers": try store.setSyncHeaders(try w.dropFirst(2).map(Self.header))
+            default: throw Failure(line: 0, text: "", message: "sync start|stop|now|headers")
+            }
+        case "syncwait":
+            guard w.count == 2, let n = Int(w[1]) else { throw Failure(line: 0, text: "", message: "syncwait needs N") }
+            try syncWait(n)
+        case "requests":
+            let taken = server.locked { () -> [ScriptedServer.Request] in
+                defer { server.requests = [] }
+                return server.requests
+            }
+            return JSONWriter.string(.array(taken.map { r -> JSON in
+                if r.endpoint == "push" {
+                    return .array([.string("push"), .array(r.mutations.map {
+                        .string(name(of: $0.id) + ($0.retry > 0 ? "/\($0.retry)" : ""))
+                    })])
+                }
+                return .array([.string("pull"), r.cursor, .array(r.unacked.map { .string(name(of: $0)) })])
+            }))
+        case "syncstate": return settledStatus().state.rawValue
+        case "syncerror": return settledStatus().lastError ?? "null"
+        case "syncstatus":
+            var o = settledStatus().json.object ?? [:]
+            o["last_error"] = nil
+            return JSONWriter.string(.object(o))
+        case "gap":
+            guard w.count == 3, let k = Int(w[1]), let ms = Double(w[2]) else {
+                throw Failure(line: 0, text: "", message: "gap needs K MS")
+            }
+            let times = server.locked { server.entered }
+            guard k >= 2, k <= times.count else { throw Failure(line: 0, text: "", message: "no request \(k) yet") }
+            return String(times[k - 1] - times[k - 2] >= ms - 5)
+        case "header":
+            guard w.count == 2 else { throw Failure(line: 0, text: "", message: "header needs NAME") }
+            return server.locked { server.lastHeaders.first { $0.name == w[1] }?.value } ?? "null"
         case "reopen":
+            try stopSync()
             try store.flush()
             try store.close()
             store = try Store.open(path: path)
@@ -183,5 +230,266 @@ struct ScenarioRunner {
             throw Failure(line: 0, text: "", message: "unknown command \(w[0])")
         }
         return nil
+    }
+}
+
+/// The server a sync scenario scripts (README: "Sync scenarios"): the sync's transport, which
+/// answers each request with the next queued reply and blocks while none is queued, and its
+/// status listener, which keeps the last *settled* status (one that is not `pushing` or
+/// `pulling`). Shared by the runner (main thread) and the sync's thread, under one condition.
+final class ScriptedServer: SyncTransport, @unchecked Sendable {
+    struct Reply {
+        let endpoint: String
+        let reply: SyncReply
+    }
+
+    /// One answered request: its endpoint and, from its body, the pushed `(id, retry)` pairs or
+    /// the pull's cursor and unacked ids.
+    struct Request {
+        let endpoint: String
+        let mutations: [(id: MutationID, retry: Int)]
+        let cursor: JSON
+        let unacked: [MutationID]
+    }
+
+    let cond = NSCondition()
+    // Guarded by `cond`.
+    var replies: [Reply] = []
+    var requests: [Request] = []  // answered since the last `requests`
+    var entered: [Double] = []     // when each answered request reached the transport (ms)
+    var answered = 0
+    var blocked = false
+    var mismatch: String?
+    var stopRequested = false
+    var stoppedSeen = false
+    var running = false
+    var settled: SyncStatus?
+    var settledAfter = 0
+    var lastHeaders: [SyncHeader] = []
+    /// The store the sync runs on (the transport stops the sync from its own thread).
+    var store: Store?
+
+    static func nowMs() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) * 1000 + Double(t.tv_nsec) / 1_000_000
+    }
+
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        cond.lock()
+        defer { cond.unlock() }
+        return try body()
+    }
+
+    func send(_ request: SyncRequest, cancelled: @Sendable () -> Bool) -> SyncReply {
+        let endpoint = request.endpoint.rawValue
+        cond.lock()
+        let entry = Self.nowMs()
+        while true {
+            if stopRequested || cancelled() {
+                blocked = false
+                let s = store
+                cond.broadcast()
+                cond.unlock()
+                s?.stopSync()  // from the sync's own thread: asks it to stop, returns at once
+                return .unreachable("the scenario stopped the sync")
+            }
+            if mismatch == nil, let next = replies.first {
+                if next.endpoint == endpoint {
+                    replies.removeFirst()
+                    blocked = false
+                    requests.append(Self.parse(endpoint, request.body))
+                    entered.append(entry)
+                    lastHeaders = request.headers
+                    answered += 1
+                    cond.broadcast()
+                    cond.unlock()
+                    return next.reply
+                }
+                mismatch = "request \(answered + 1) is a \(endpoint), the next scripted reply is for \(next.endpoint)"
+            }
+            blocked = true
+            cond.broadcast()
+            if Self.nowMs() - entry > 60_000 {
+                blocked = false
+                cond.unlock()
+                return .unreachable("no reply scripted for 60 s")
+            }
+            _ = cond.wait(until: Date(timeIntervalSinceNow: 0.05))
+        }
+    }
+
+    /// The status listener: keeps the last settled status, and notes the final `stopped`.
+    func heard(_ status: SyncStatus) {
+        locked {
+            if status.state != .pushing && status.state != .pulling {
+                settled = status
+                settledAfter = answered
+            }
+            if status.state == .stopped { stoppedSeen = true }
+            cond.broadcast()
+        }
+    }
+
+    static func parse(_ endpoint: String, _ body: String) -> Request {
+        let o = (try? JSONParser.parse(body))?.object ?? [:]
+        var mutations = [(id: MutationID, retry: Int)]()
+        if case .array(let items)? = o["mutations"] {
+            for case .object(let m) in items {
+                mutations.append((MutationID(m["id"]?.number ?? 0), Int(m["retry"]?.number ?? 0)))
+            }
+        }
+        var unacked = [MutationID]()
+        if case .array(let items)? = o["unacked"] { unacked = items.map { MutationID($0.number ?? 0) } }
+        return Request(endpoint: endpoint, mutations: mutations, cursor: o["cursor"] ?? .null, unacked: unacked)
+    }
+}
+
+// MARK: Sync scenarios
+
+extension ScenarioRunner {
+    /// The name bound to `id` (or its digits).
+    func name(of id: MutationID) -> String {
+        ids.first { $0.value == id }?.key ?? String(id)
+    }
+
+    static func header(_ text: String) throws -> SyncHeader {
+        guard let colon = text.firstIndex(of: ":") else {
+            throw Failure(line: 0, text: "", message: "a header is NAME:VALUE")
+        }
+        return SyncHeader(String(text[..<colon]), String(text[text.index(after: colon)...]))
+    }
+
+    /// The text of `head` after its first `n` words ("" when there is none).
+    static func rest(_ head: String, after n: Int) -> String {
+        let parts = head.split(separator: " ", maxSplits: n, omittingEmptySubsequences: false)
+        return parts.count > n ? String(parts[n]) : ""
+    }
+
+    /// `@NAME` replaced by the id bound to NAME.
+    func substitute(_ text: String) throws -> String {
+        var out = ""
+        var i = text.startIndex
+        func isNameChar(_ c: Character) -> Bool { c.isASCII && (c.isLetter || c.isNumber || c == "_") }
+        while i < text.endIndex {
+            let c = text[i]
+            let next = text.index(after: i)
+            if c == "@", next < text.endIndex, isNameChar(text[next]) {
+                var end = next
+                while end < text.endIndex, isNameChar(text[end]) { end = text.index(after: end) }
+                out += String(try id(String(text[next..<end])))
+                i = end
+            } else {
+                out.append(c)
+                i = next
+            }
+        }
+        return out
+    }
+
+    /// `reply push|pull unreachable` / `reply push|pull STATUS [retry-after=MS] [BODY]`.
+    func queueReply(_ w: [String], _ head: String) throws {
+        guard w.count >= 3, w[1] == "push" || w[1] == "pull" else {
+            throw Failure(line: 0, text: "", message: "reply push|pull STATUS|unreachable ...")
+        }
+        let reply: SyncReply
+        if w[2] == "unreachable", w.count == 3 {
+            reply = .unreachable("scripted: no answer")
+        } else {
+            guard let status = Int(w[2]) else { throw Failure(line: 0, text: "", message: "bad status \(w[2])") }
+            var after: Int64?
+            var skip = 3
+            if w.count > 3, w[3].hasPrefix("retry-after=") {
+                guard let ms = Int64(w[3].dropFirst(12)) else { throw Failure(line: 0, text: "", message: "bad retry-after") }
+                after = ms
+                skip = 4
+            }
+            reply = .http(status: status, body: try substitute(Self.rest(head, after: skip)), retryAfterMs: after)
+        }
+        server.locked { server.replies.append(.init(endpoint: w[1], reply: reply)); server.cond.broadcast() }
+    }
+
+    /// `sync start [batch=N] [header=NAME:VALUE ...]`.
+    func startSync(_ args: ArraySlice<String>) throws {
+        var batch = 100
+        var headers = [SyncHeader]()
+        for a in args {
+            if a.hasPrefix("batch="), let n = Int(a.dropFirst(6)) { batch = n }
+            else if a.hasPrefix("header=") { headers.append(try Self.header(String(a.dropFirst(7)))) }
+            else { throw Failure(line: 0, text: "", message: "bad sync start option \(a)") }
+        }
+        let server = self.server
+        let s = store
+        server.locked {
+            server.stoppedSeen = false
+            server.stopRequested = false
+            server.store = s
+        }
+        let options = SyncOptions(transport: server, headers: headers, pullIntervalMs: 0, maxBatch: batch,
+                                  timeoutMs: 10_000, backoffBaseMs: 1, backoffMaxMs: 20,
+                                  onStatus: { server.heard($0) })
+        try store.startSync(options)
+        server.locked { server.running = true }
+    }
+
+    /// Stops the sync: a request blocked in the transport (or one that reaches it now) stops the
+    /// sync from the sync's own thread and gets no answer; then waits for the final `stopped`.
+    func stopSync() throws {
+        let wasRunning = server.locked { () -> Bool in
+            server.stopRequested = true
+            server.cond.broadcast()
+            return server.running
+        }
+        store.stopSync()
+        if wasRunning {
+            let deadline = Date(timeIntervalSinceNow: 10)
+            let seen = server.locked { () -> Bool in
+                while !server.stoppedSeen && Date() < deadline { _ = server.cond.wait(until: deadline) }
+                return server.stoppedSeen
+            }
+            guard seen else { throw Failure(line: 0, text: "", message: "the sync did not report stopped within 10 s") }
+        }
+        server.locked {
+            server.running = false
+            server.stopRequested = false
+        }
+    }
+
+    /// The last status the sync published that is not `pushing`/`pulling` (none yet: the
+    /// store's sync status).
+    func settledStatus() -> SyncStatus {
+        server.locked { server.settled } ?? store.syncStatus
+    }
+
+    /// Waits (10 s at most) until exactly `n` requests have been answered and the sync has
+    /// dealt with the last: it waits in request n+1 with no reply queued, or it is at rest
+    /// (not running; or it settled after request n as `unauthorized`, or idle per
+    /// waitForSyncIdle(0)).
+    func syncWait(_ n: Int) throws {
+        let deadline = ScriptedServer.nowMs() + 10_000
+        while true {
+            let (answered, queued, blocked, mismatch, running, after, state) = server.locked {
+                (server.answered, server.replies.count, server.blocked, server.mismatch, server.running,
+                 server.settledAfter, server.settled?.state)
+            }
+            if let mismatch { throw Failure(line: 0, text: "", message: mismatch) }
+            if answered > n { throw Failure(line: 0, text: "", message: "\(answered) requests were answered already") }
+            if answered == n {
+                if queued == 0 && blocked { return }
+                var rest = !running
+                if !rest && after == n {
+                    rest = state == .unauthorized || (try? store.waitForSyncIdle(timeoutMs: 0)) == true
+                }
+                if rest {
+                    if queued > 0 { throw Failure(line: 0, text: "", message: "the sync is at rest with \(queued) scripted replies unused") }
+                    return
+                }
+            }
+            if ScriptedServer.nowMs() > deadline {
+                throw Failure(line: 0, text: "", message: "timed out: \(answered) answered, \(queued) replies queued, "
+                              + "blocked \(blocked), settled state \(state?.rawValue ?? "-")")
+            }
+            usleep(1000)
+        }
     }
 }

@@ -3,8 +3,14 @@ import Testing
 
 /// The shared scenario corpus, run through the Swift API (the C shim and Python run the same files).
 @Suite struct ScenarioTests {
-    static let directory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Scenarios")
+    /// Tests/Scenarios, or the directory in $OPTIMIST_SCENARIOS (to run drafts).
+    static let directory: URL = {
+        if let dir = ProcessInfo.processInfo.environment["OPTIMIST_SCENARIOS"], !dir.isEmpty {
+            return URL(fileURLWithPath: dir)
+        }
+        return URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Scenarios")
+    }()
 
     static var files: [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
