@@ -24,7 +24,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 BUILD="${OPTIMIST_BUILD_DIR:-$ROOT/build}"
 WORK="${OPTIMIST_DEMO_DIR:-$ROOT/demo/.work}"
-SERVER_BIN="${OPTIMIST_SERVER_BIN:-$ROOT/Server/.build/release/optimist-server}"
+SERVER_BIN="${OPTIMIST_SERVER_BIN:-$ROOT/Server/.build/debug/optimist-server}"
 # The server's rule for section 3: it refuses every change to the logs of Nov 10-19.
 RULE='logs/2026-11-1=that week is closed'
 BUILD_LIB=1
@@ -151,9 +151,9 @@ ok "$(readlink -f "$BUILD/liboptimist.so")"
 
 if [ "$BUILD_LIB" -eq 1 ] && [ -z "${OPTIMIST_SERVER_BIN:-}" ]; then
     CURRENT="building optimist-server"
-    step "Building optimist-server (SwiftPM, release; the first build fetches and compiles its dependencies: a few minutes)"
+    step "Building optimist-server (SwiftPM, debug: the build scripts/test.sh reuses; the first one compiles its dependencies: several minutes)"
     t0=$(date +%s)
-    swift build --package-path Server -c release --product optimist-server
+    swift build --package-path Server -c debug --product optimist-server
     ok "built in $(( $(date +%s) - t0 )) s"
 fi
 [ -x "$SERVER_BIN" ] || die "$SERVER_BIN is missing (run without --no-build)"
