@@ -42,6 +42,10 @@ let package = Package(
         .target(name: "Optimist", dependencies: ["OptimistCore", "OptimistSQLite", "OptimistSync", "OptimistCurl"]),
         // The @_cdecl entry points declared in Include/optimist.h.
         .target(name: "OptimistC", dependencies: ["Optimist"], exclude: ["exports.map"], swiftSettings: unchecked),
+        // The `optimist` command-line tool (inspect, outbox, explain, dump): reads store files,
+        // also one another process has open, without the library's open path (see
+        // Sources/OptimistCLI/FileSnapshot.swift). CMake installs it as PREFIX/bin/optimist.
+        .executableTarget(name: "optimist-cli", dependencies: ["OptimistCore", "CSQLite"], path: "Sources/OptimistCLI"),
         // Microbenchmarks (Benchmarks/run builds this in release mode).
         .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "CSQLite"], path: "Benchmarks/Swift"),
         // A child process the crash tests kill with SIGKILL.

@@ -467,6 +467,53 @@ int optimist_status(optimist_store *s, uint64_t id, int *out_status);
 int optimist_pending_count(optimist_store *s, uint64_t *out);
 
 /* ------------------------------------------------------------------------------------------ */
+/* STATUS YOU CAN SEE                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+** Writes the not-yet-ended mutations to *out_json (free with optimist_free) as a JSON array in
+** id order: all of them when status_or_0 is 0, else those whose status is status_or_0
+** (OPTIMIST_PENDING, OPTIMIST_INFLIGHT or OPTIMIST_FAILED). Each is an object:
+**
+**   {"attempts":1, "created_ms":null, "dedupe_key":"tap-7"|null, "id":7,
+**    "last_error":"timeout"|null, "next_attempt_ms":1763770001000,
+**    "ops":[{"op":"incr","coll":"habits","key":"run","field":"count","delta":1}],
+**    "policy":"rollback"|"keep", "retry":0, "status":"pending"}
+**
+** ops are in the wire form of optimist_outbox_next. attempts counts sends so far; last_error is
+** the reason given with the last failure; next_attempt_ms is the time (the caller's clock, as
+** passed to optimist_fail) before which optimist_outbox_next does not hand the mutation out: 0
+** for a new mutation and for one made due by optimist_retry; retry counts the app's retries
+** of a kept failure (the count the sync sends). created_ms is always null: the library never
+** reads a clock and the store keeps no creation time. Members may be added in later versions.
+**
+** Returns OPTIMIST_OK (also for none: "[]"); OPTIMIST_MISUSE (NULL or closed store, out_json
+** NULL, status_or_0 not one of the values above: the store keeps nothing of committed or
+** rolled back mutations but their status, see optimist_status); OPTIMIST_ERROR (out of memory).
+*/
+int optimist_mutations(optimist_store *s, int status_or_0, char **out_json);
+
+/*
+** Explains record key of collection coll: writes to *out_json (free with optimist_free) its
+** confirmed value, then each not-yet-ended mutation on it (a layer), oldest first, with the
+** record's value after it, and its visible value:
+**
+**   {"confirmed":{"count":1}|null,
+**    "layers":[{"id":7,"ops":[...],"status":"pending","value":{"count":2}|null}, ...],
+**    "visible":{"count":2}|null}
+**
+** A layer's ops are that mutation's ops on this record (wire form, as optimist_outbox_next),
+** its value the result of folding them on the value below it by the rule of the visible state
+** (an op that cannot apply there is skipped); null means the record is absent (deleted). The
+** visible value is what optimist_get returns, the last layer's value when there is one. A
+** record nothing knows of gives {"confirmed":null,"layers":[],"visible":null}.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, coll, key or out_json NULL);
+** OPTIMIST_INVALID (coll or key not UTF-8); OPTIMIST_ERROR (out of memory).
+*/
+int optimist_explain(optimist_store *s, const char *coll, const char *key, char **out_json);
+
+/* ------------------------------------------------------------------------------------------ */
 /* OUTBOX                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -746,8 +793,8 @@ typedef struct optimist_sync_options {
 /*
 ** Starts the store's background sync with the options *opts (see optimist_sync_options). The
 ** first push or pull starts at once, on the sync's thread; this returns without waiting for it.
-** The on_status listener, when given, hears every status the sync publishes (the first request
-** waits until it is registered); it may be called before this returns.
+** The on_status listener, when given, hears every status the sync publishes from the first one
+** (it is registered before the sync's thread starts); it may be called before this returns.
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, opts NULL, a version this library
 ** does not read, a sync already running on the store, neither a url nor a transport, a url that

@@ -77,3 +77,6 @@ set_target_properties(optimist PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES "${PROJECT_SOURCE_DIR}/Include")
 add_dependencies(optimist optimist_swift)
 add_library(Optimist::optimist ALIAS optimist)
+
+# The `optimist` command-line tool, built from the same scratch directory.
+include(OptimistCLI)

@@ -103,6 +103,9 @@ class Mutation:
         #: mutation queued when it was retried (and before the next fresh one).
         self.position = mid
         self.fresh = True
+        #: The reason given with the last failure; the app's retries of a kept failure.
+        self.last_error: Optional[str] = None
+        self.retry = 0
 
     def send_order(self) -> Tuple[int, int, int]:
         return (self.position, 1 if self.fresh else 0, self.id)
@@ -139,6 +142,24 @@ class Reference:
         if any(m.status == "failed" for m in touching):
             return "failed"
         return "pending" if touching else "confirmed"
+
+    def explain(self, a: Addr) -> Dict[str, Any]:
+        """``store.explain``: the confirmed value, each not-ended mutation on the record with
+        its ops there and the value after them (ops that cannot apply skipped), the visible
+        value."""
+        value = copy.deepcopy(self.C.get(a))
+        layers = []
+        for m in self.P:
+            mine = [op for op in m.ops if (op["coll"], op["key"]) == a]
+            if not mine:
+                continue
+            for op in mine:
+                try:
+                    value = apply_op(op, value)
+                except Invalid:
+                    pass
+            layers.append({"id": m.id, "status": m.status, "ops": mine, "value": copy.deepcopy(value)})
+        return {"confirmed": self.C.get(a), "layers": layers, "visible": self.visible().get(a)}
 
     def touched(self, mid: int) -> List[Addr]:
         """The records a not-ended mutation's ops name (none for an unknown or ended id)."""
@@ -214,12 +235,13 @@ class Reference:
         m.attempts += 1
         return m
 
-    def fail(self, mid: int, transient: bool) -> None:
+    def fail(self, mid: int, transient: bool, reason: Optional[str] = None) -> None:
         m = self.live(mid)
         if m.status == "pending":
             m.attempts += 1  # sent without the outbox: still an attempt
         elif m.status != "inflight":
             raise Code("STATE")
+        m.last_error = reason
         if transient and m.attempts < self.max_attempts:
             m.status = "pending"
         elif m.policy == "rollback":
@@ -242,6 +264,7 @@ class Reference:
         m = self.live(mid)
         if m.status == "failed":
             m.attempts = 0
+            m.retry += 1
             m.position = self.next_id
             m.fresh = False
         elif m.status != "pending":

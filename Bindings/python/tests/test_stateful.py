@@ -188,14 +188,14 @@ class StoreVersusReference(RuleBasedStateMachine):
         got, want = self.call(None, lambda: self.store.outbox_next(FAR_FUTURE), self.ref.outbox_next)
         if got is not None:
             mid = got[0]
-            self.call("fail", lambda: self.store.fail(mid, transient, "boom", 0), lambda: self.ref.fail(mid, transient),
-                      forced=self.ref.touched(mid))
+            self.call("fail", lambda: self.store.fail(mid, transient, "boom", 0),
+                      lambda: self.ref.fail(mid, transient, "boom"), forced=self.ref.touched(mid))
 
     @rule(data=st.data(), transient=st.booleans())
     def fail(self, data, transient) -> None:
         mid = self.pick_id(data)
-        self.call("fail", lambda: self.store.fail(mid, transient, "boom", 0), lambda: self.ref.fail(mid, transient),
-                  forced=self.ref.touched(mid))
+        self.call("fail", lambda: self.store.fail(mid, transient, "boom", 0),
+                  lambda: self.ref.fail(mid, transient, "boom"), forced=self.ref.touched(mid))
 
     @rule(data=st.data())
     def retry(self, data) -> None:
@@ -231,6 +231,26 @@ class StoreVersusReference(RuleBasedStateMachine):
         assert s.view_get("count_k") == sum(1 for (c, k) in V if c == "a" and k.startswith("k"))
         numbers = [r.get("n") for (c, _), r in V.items() if c == "a"]
         assert s.view_get("sum_n") == sum(n for n in numbers if isinstance(n, (int, float)) and not isinstance(n, bool))
+
+
+    @invariant()
+    def status_you_can_see(self) -> None:
+        """``mutations()`` lists the model's not-ended mutations as it keeps them, in id
+        order, and ``explain`` folds each record's layers as the model does (CONTRACT §6)."""
+        got = self.store.mutations()
+        assert [m["id"] for m in got] == [m.id for m in self.ref.P]
+        for g, m in zip(got, self.ref.P):
+            assert set(g) == {"id", "status", "ops", "attempts", "last_error", "next_attempt_ms", "created_ms",
+                              "policy", "dedupe_key", "retry"}
+            assert (g["status"], g["attempts"], g["policy"], g["dedupe_key"], g["last_error"], g["retry"]) == \
+                (m.status, m.attempts, m.policy, m.dedupe, m.last_error, m.retry), m.id
+            assert self._same(g["ops"], m.ops) and g["created_ms"] is None
+            assert isinstance(g["next_attempt_ms"], int) and g["next_attempt_ms"] >= 0
+        for status in ("pending", "inflight", "failed"):
+            assert [m["id"] for m in self.store.mutations(status)] == [m.id for m in self.ref.P if m.status == status]
+        for a in ADDRS:
+            x, want = self.store.explain(*a), self.ref.explain(a)
+            assert self._same(x, want), (a, x, want)
 
 
 class FileStoreVersusReference(StoreVersusReference):

@@ -162,6 +162,9 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "optimist_status": (c_int, [_store, c_uint64, POINTER(c_int)]),
     "optimist_pending_count": (c_int, [_store, POINTER(c_uint64)]),
 
+    "optimist_mutations": (c_int, [_store, c_int, _out_string]),
+    "optimist_explain": (c_int, [_store, c_char_p, c_char_p, _out_string]),
+
     "optimist_outbox_next": (c_int, [_store, c_int64, POINTER(c_uint64), _out_string]),
     "optimist_fail": (c_int, [_store, c_uint64, c_int, c_char_p, c_int64]),
     "optimist_retry": (c_int, [_store, c_uint64]),

@@ -49,6 +49,9 @@ _is_pending = _lib.optimist_is_pending
 _scan = _lib.optimist_scan
 _status = _lib.optimist_status
 _pending_count = _lib.optimist_pending_count
+_mutations = _lib.optimist_mutations
+_explain = _lib.optimist_explain
+_STATUS_CODES = {name: code for code, name in _STATUSES.items()}
 _outbox_next = _lib.optimist_outbox_next
 _fail = _lib.optimist_fail
 _retry = _lib.optimist_retry
@@ -282,6 +285,44 @@ class Store(SyncMixin):
         out = c_uint64()
         check(_pending_count(self._h, byref(out)))
         return out.value
+
+    # Status you can see -----------------------------------------------------------------
+
+    def mutations(self, status: Optional[str] = None) -> List[Dict[str, Any]]:
+        """The mutations not yet ended, in id order: all of them, or those whose status is
+        ``status`` (``"pending"``, ``"inflight"`` or ``"failed"``). Each is a dict with the keys
+        ``id``, ``status``, ``ops`` (wire form, as :meth:`outbox_next` gives them),
+        ``attempts`` (sends so far), ``last_error`` (str or None), ``next_attempt_ms`` (not
+        handed out before this time, on the clock passed to :meth:`fail`; 0 when due at once),
+        ``created_ms`` (always None: the library never reads a clock), ``policy``
+        (``"rollback"`` or ``"keep"``), ``dedupe_key`` (str or None) and ``retry`` (the app's
+        retries of a kept failure).
+
+        Raises:
+            MisuseError: ``status`` is not one of those three (the store keeps nothing of
+                committed or rolled back mutations but their :meth:`status`).
+        """
+        code = 0
+        if status is not None:
+            code = _STATUS_CODES.get(status, -1) if isinstance(status, str) else -1
+            if code < 0:
+                raise MisuseError(f"status must be None, 'pending', 'inflight' or 'failed', not {status!r}")
+        out = c_void_p()
+        check(_mutations(self._h, code, byref(out)))
+        listed: List[Dict[str, Any]] = _loads(_take(out))
+        return listed
+
+    def explain(self, coll: str, key: str) -> Dict[str, Any]:
+        """Why a record shows what it shows: a dict with ``confirmed`` (the acknowledged
+        value, or None), ``layers`` (each mutation not yet ended that touches the record,
+        oldest first: a dict with ``id``, ``status``, ``ops`` (its ops on this record, wire
+        form) and ``value`` (the record after it, None when deleted)) and ``visible`` (what
+        :meth:`get` returns). An op that cannot apply on the value below it is skipped, as in
+        the visible state."""
+        out = c_void_p()
+        check(_explain(self._h, cstr(coll, "collection"), cstr(key, "key"), byref(out)))
+        explained: Dict[str, Any] = _loads(_take(out))
+        return explained
 
     # Outbox -----------------------------------------------------------------------------
 
