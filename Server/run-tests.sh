@@ -21,9 +21,9 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -c "import pytest" 2>/dev/null || "$VENV/bin/pip" install -q pytest || exit 1
 
-mkdir -p "$ROOT/build"
-PGDIR="$(mktemp -d "$ROOT/build/server-tests-pg.XXXXXX")"
-# The cluster runs as a system user when we are root: let it into the directory.
+# Under /tmp, not the checkout: as root the cluster runs as a system user, which must reach
+# the directory through every parent (a clone under /root would shut it out).
+PGDIR="$(mktemp -d "${TMPDIR:-/tmp}/optimist-server-tests-pg.XXXXXX")"
 chmod 755 "$PGDIR"
 cleanup() {
     bash "$ROOT/scripts/pg-cluster.sh" stop "$PGDIR" >/dev/null 2>&1

@@ -52,6 +52,12 @@ python_tests() {
     OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$venv/bin/python" -m pytest -q Bindings/python/tests
 }
 swift_quickstart() { swift run --package-path examples/swift --scratch-path "$ROOT/build/swift-quickstart" habits-quickstart; }
+# The reference server (debug: its first build is several times faster than release) against
+# SQLite and a throwaway PostgreSQL; then the clients and the server end to end.
+server_tests() { OPTIMIST_SERVER_CONFIG=debug bash Server/run-tests.sh; }
+e2e_tests() {
+    OPTIMIST_SERVER_CONFIG=debug OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" bash Tests/e2e/run.sh
+}
 
 run_suite swift-tests 'Test run with|Executed [0-9]+ tests' swift_tests
 run_suite cmake-build 'Linking|ninja: no work|liboptimist' cmake_build
@@ -61,6 +67,8 @@ if [ -z "${OPTIMIST_SKIP_SANITIZERS:-}" ]; then
 fi
 run_suite python 'passed|failed' python_tests
 run_suite swift-quickstart 'habits-quickstart|done' swift_quickstart
+run_suite server 'passed|failed' server_tests
+run_suite e2e 'passed|failed' e2e_tests
 
 printf '\n==================== summary ====================\n'
 failed=0
