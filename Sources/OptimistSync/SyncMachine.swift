@@ -47,13 +47,18 @@ package final class SyncMachine {
     /// Called when an exchange begins (the state is `pushing` or `pulling`).
     package var willExchange: (() -> Void)?
 
-    package init(store: Store, transport: any SyncTransport, options: SyncOptions, seed: UInt64) throws(OptimistError) {
+    package init(store: Store, transport: any SyncTransport, options: SyncOptions, seed: UInt64) {
         self.store = store
         self.clientID = store.clientID
         self.transport = transport
         self.options = options
         batchLimit = options.maxBatch
         jitterState = seed | 1
+    }
+
+    /// Takes over the outbox: once the sync is attached (so no other sync can be doing it),
+    /// before the first step.
+    package func begin() throws(OptimistError) {
         try store.syncRequeueInflight()
         for m in try store.syncQueued(limit: options.maxUnacked) { maybeSent.insert(m.id) }
     }

@@ -17,10 +17,10 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
     private let clock: @Sendable () -> Int64
     private let monitor = Monitor()
     private let stopping = Atomic<Bool>(false)
-    /// The sync's thread, set by the thread itself (it is detached: `stop` waits for
-    /// ``finished`` instead of joining, so a stop from the thread's own callbacks and a later
-    /// stop or close from elsewhere agree on when the thread is done).
+    /// The sync's thread until someone joins it (a stop or close from another thread), or it
+    /// detaches itself (it was stopped from its own callbacks and nobody waited).
     private var thread: pthread_t?
+    private var selfStopped = false
 
     // Guarded by `monitor`.
     private var woken = false
@@ -41,15 +41,26 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
                               clock: @escaping @Sendable () -> Int64 = monotonicMilliseconds) throws(OptimistError) -> SyncRunner {
         let options = try options.validated()
         var g = SystemRandomNumberGenerator()
-        let runner = SyncRunner(store: store, machine: try SyncMachine(store: store, transport: transport, options: options, seed: g.next()), clock: clock)
+        let runner = SyncRunner(store: store, machine: SyncMachine(store: store, transport: transport, options: options, seed: g.next()), clock: clock)
         // Before the thread starts, so the listener hears every status from the first.
         if let f = options.onStatus { _ = runner.addListener(f) }
         try store.attach(runner)
-        guard let t = startThread({ runner.run() }) else {
+        do {
+            try runner.machine.begin()
+        } catch {
+            store.detach(runner)
+            throw error
+        }
+        // Created under the monitor: the thread's first step takes it, so `thread` is set before
+        // any callback of the thread can ask whether it is on the sync's thread.
+        let started = runner.monitor.locked { () -> Bool in
+            runner.thread = startThread({ runner.run() })
+            return runner.thread != nil
+        }
+        guard started else {
             store.detach(runner)
             throw .internal("cannot start the sync thread")
         }
-        pthread_detach(t)
         return runner
     }
 
@@ -100,11 +111,18 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
     /// for it.
     package func stop() {
         stopping.store(true, ordering: .releasing)
-        monitor.locked {
+        let toJoin: pthread_t? = monitor.locked {
             monitor.broadcast()
-            if let t = thread, pthread_equal(t, pthread_self()) != 0 { return }
+            if let t = thread, pthread_equal(t, pthread_self()) != 0 {
+                selfStopped = true
+                return nil
+            }
             while !finished { monitor.wait() }
+            defer { thread = nil }
+            return thread
         }
+        // The join also tells thread checkers that everything the thread did happened before.
+        if let t = toJoin { joinThread(t) }
         store.detach(self)
     }
 
@@ -152,7 +170,6 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
     // MARK: The thread
 
     private func run() {
-        monitor.locked { thread = pthread_self() }
         let isStopping: @Sendable () -> Bool = { [self] in stopping.load(ordering: .acquiring) }
         while !isStopping() {
             let (now, headers) = monitor.locked { () -> (Bool, [SyncHeader]?) in
@@ -194,6 +211,11 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
         store.detach(self)
         monitor.locked {
             finished = true
+            // Stopped from its own callbacks with nobody waiting: nobody will join it.
+            if selfStopped, let t = thread {
+                pthread_detach(t)
+                thread = nil
+            }
             monitor.broadcast()
         }
     }

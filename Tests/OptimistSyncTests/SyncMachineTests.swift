@@ -9,7 +9,9 @@ import Optimist
                  maxResponseBytes: Int = 64 << 20) throws -> SyncMachine {
         let o = try SyncOptions(url: "http://test", transport: server, pullIntervalMs: interval, maxBatch: maxBatch,
                                 backoffBaseMs: 100, backoffMaxMs: 2_000, maxResponseBytes: maxResponseBytes).validated()
-        return try SyncMachine(store: store, transport: server, options: o, seed: 42)
+        let m = SyncMachine(store: store, transport: server, options: o, seed: 42)
+        try m.begin()
+        return m
     }
 
     func pushedIDs(_ server: FakeServer) -> [[MutationID]] {
