@@ -64,7 +64,10 @@ public struct CurlTransport: SyncTransport {
                 // Cut off on purpose: nothing of it is applied, and the request is tried again.
                 return .unreachable("the reply (HTTP \(sink.status(h))) is over \(maxBodyBytes) bytes (\(request.url))")
             }
-            guard code == CURLE_OK else {
+            guard code == CURLE_OK, sink.headersEnded else {
+                if code == CURLE_OK {
+                    return .unreachable("the connection closed inside the reply's headers (\(request.url))")
+                }
                 let text = curl_easy_strerror(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
                 return .unreachable("\(text) (\(request.url))")
             }
@@ -78,6 +81,9 @@ private final class Sink {
     var body: [UInt8] = []
     var retryAfterMs: Int64?
     var overflowed = false
+    /// The blank line that ends a reply's headers arrived: without it (a connection closed
+    /// inside the headers) curl may report success with a status and no body.
+    var headersEnded = false
     let limit: Int
     let cancelled: () -> Bool
 
@@ -102,6 +108,11 @@ private final class Sink {
         guard let data else { return 0 }
         data.withMemoryRebound(to: UInt8.self, capacity: n) { p in
             let line = UnsafeBufferPointer(start: p, count: n)
+            if n <= 2, line.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) {
+                headersEnded = true
+                return
+            }
+            headersEnded = false  // a later header block (after 100 Continue) starts again
             let name = Array("retry-after:".utf8)
             guard n > name.count, zip(line, name).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) else { return }
             // Bytes, not Characters: Swift reads "\r\n" as one Character.

@@ -46,6 +46,9 @@ package final class SyncMachine {
     private var jitterState: UInt64
     /// Called when an exchange begins (the state is `pushing` or `pulling`).
     package var willExchange: (() -> Void)?
+    /// The time after an exchange, so the pull interval counts from a pull's end (nil: the
+    /// step's `now`, as in tests).
+    package var clock: (() -> Int64)?
 
     package init(store: Store, transport: any SyncTransport, options: SyncOptions, seed: UInt64) {
         self.store = store
@@ -233,7 +236,8 @@ package final class SyncMachine {
             resolveFirst = reply.more
             if !reply.more {
                 pulledAfterRound = round
-                nextPullAt = now.addingReportingOverflow(options.pullIntervalMs).overflow ? .max : now + options.pullIntervalMs
+                let end = clock?() ?? now
+                nextPullAt = end.addingReportingOverflow(options.pullIntervalMs).overflow ? .max : end + options.pullIntervalMs
             }
             succeeded()
         }

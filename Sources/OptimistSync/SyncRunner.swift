@@ -24,6 +24,9 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
 
     // Guarded by `monitor`.
     private var woken = false
+    /// Counts ``storeDidQueue()`` calls: an idle verdict computed before a mutation was queued
+    /// must not overwrite the "not idle" that mutation set.
+    private var queued: UInt64 = 0
     private var nowRequested = false
     private var newHeaders: [SyncHeader]?
     private var finished = false
@@ -71,6 +74,7 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
         last = machine.status()
         // `pushing` and `pulling` are published as an exchange begins, not only after it.
         machine.willExchange = { [unowned self] in self.publish(idle: false) }
+        machine.clock = clock
     }
 
     // MARK: Controls (any thread)
@@ -79,6 +83,7 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
         monitor.locked {
             woken = true
             idle = false
+            queued &+= 1
             monitor.broadcast()
         }
     }
@@ -184,7 +189,10 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
             if let headers { machine.setHeaders(headers) }
 
             let wait = machine.step(now: clock(), cancelled: isStopping)
-            publish(idle: wait != nil && machine.isIdle())
+            // Idle after any step: a pull slower than the pull interval is followed by another
+            // at once, and the sync is still idle between them.
+            let generation = monitor.locked { queued }
+            publish(idle: machine.isIdle(), ifQueued: generation)
             guard let wait else { continue }
             monitor.locked {
                 guard !woken && !nowRequested && newHeaders == nil && !isStopping() else { return }
@@ -221,11 +229,11 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
     }
 
     /// Records the machine's status for readers and tells the listeners when it changed.
-    private func publish(idle nowIdle: Bool) {
+    private func publish(idle nowIdle: Bool, ifQueued generation: UInt64? = nil) {
         let s = machine.status()
         let calls: [@Sendable (SyncStatus) -> Void] = monitor.locked {
-            idle = nowIdle
-            if nowIdle { monitor.broadcast() }
+            if generation == nil || generation == queued { idle = nowIdle }
+            if idle { monitor.broadcast() }
             guard s != last else { return [] }
             last = s
             monitor.broadcast()
