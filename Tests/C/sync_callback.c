@@ -222,29 +222,6 @@ static optimist_sync_options options_for(host *h, status_log *log) {
     return o;
 }
 
-static int wait_idle(optimist_store *s) {
-    int idle = -1;
-    CHECK_OK(optimist_sync_wait_idle(s, 20000, &idle));
-    if (idle != 1) {
-        char *json = sync_status(s);
-        fprintf(stderr, "the sync did not become idle; status: %s\n", json ? json : "(none)");
-        optimist_free(json);
-    }
-    return idle == 1;
-}
-
-static int status_of(optimist_store *s, uint64_t id) {
-    int st = -1;
-    CHECK_OK(optimist_status(s, id, &st));
-    return st;
-}
-
-static uint64_t pending_count(optimist_store *s) {
-    uint64_t n = 0;
-    CHECK_OK(optimist_pending_count(s, &n));
-    return n;
-}
-
 static uint64_t mutate_key(optimist_store *s, int i, int policy) {
     char key[32], json[32];
     snprintf(key, sizeof key, "k%03d", i);

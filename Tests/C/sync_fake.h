@@ -370,6 +370,30 @@ static inline char *sync_status(optimist_store *s) {
     return optimist_sync_status(s, &json) == OPTIMIST_OK ? json : NULL;
 }
 
+/* Waits (up to 20 s) for the sync to be idle; says why not on stderr. */
+static inline int wait_idle(optimist_store *s) {
+    int idle = -1;
+    CHECK_OK(optimist_sync_wait_idle(s, 20000, &idle));
+    if (idle != 1) {
+        char *json = sync_status(s);
+        fprintf(stderr, "the sync did not become idle; status: %s\n", json ? json : "(none)");
+        optimist_free(json);
+    }
+    return idle == 1;
+}
+
+static inline int status_of(optimist_store *s, uint64_t id) {
+    int st = -1;
+    CHECK_OK(optimist_status(s, id, &st));
+    return st;
+}
+
+static inline uint64_t pending_count(optimist_store *s) {
+    uint64_t n = 0;
+    CHECK_OK(optimist_pending_count(s, &n));
+    return n;
+}
+
 /* Whether the status JSON has "state":"<state>". */
 static inline int status_has_state(const char *json, const char *state) {
     char want[64];

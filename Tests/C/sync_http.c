@@ -187,29 +187,6 @@ static void server_stop(http_server *srv) {
     close(srv->listen_fd);
 }
 
-static int wait_idle(optimist_store *s) {
-    int idle = -1;
-    CHECK_OK(optimist_sync_wait_idle(s, 20000, &idle));
-    if (idle != 1) {
-        char *json = sync_status(s);
-        fprintf(stderr, "the sync did not become idle; status: %s\n", json ? json : "(none)");
-        optimist_free(json);
-    }
-    return idle == 1;
-}
-
-static int status_of(optimist_store *s, uint64_t id) {
-    int st = -1;
-    CHECK_OK(optimist_status(s, id, &st));
-    return st;
-}
-
-static uint64_t pending_count(optimist_store *s) {
-    uint64_t n = 0;
-    CHECK_OK(optimist_pending_count(s, &n));
-    return n;
-}
-
 int main(void) {
     http_server *srv = calloc(1, sizeof *srv);
     if (!srv) abort();
