@@ -391,8 +391,11 @@ def test_clients_converge_through_faults_and_crashes(db_url, tmp_path, c_client,
 
         # -- the faults really happened ------------------------------------------------------
         stats = proxy.stats
-        for kind in ("delay", "drop_before", "drop_mid", "cut_request", "stall", "error_before", "error_after"):
+        for kind in ("delay", "drop_before", "drop_mid", "stall", "error_before", "error_after"):
             assert sum(n for key, n in stats.items() if key.startswith(kind + ":push")) > 0, f"no {kind} on a push: {dict(stats)}"
+        # A cut request is one short phase of the random mix: which endpoint it hits is timing
+        # (a fresh-clone CI run once saw 12 on pulls and none on pushes); it must have happened.
+        assert sum(n for key, n in stats.items() if key.startswith("cut_request:")) > 0, f"no cut_request: {dict(stats)}"
         assert stats["refused"] > 0, dict(stats)
         assert stats["upstream_down"] + stats["upstream_lost"] > 0, dict(stats)
         assert server_kills == 2
