@@ -1,7 +1,7 @@
 import Glibc
 import Optimist
 
-// optimist-bench [--quick|--full] [--only reload,core,rollback,durable] [--dir DIR]
+// optimist-bench [--quick|--full] [--only reload,core,rollback,durable,storage] [--dir DIR]
 // Prints one JSON object per line on stdout (collected by Benchmarks/run); progress on stderr.
 
 /// Command-line options.
@@ -68,6 +68,22 @@ func reloadVsOptimistic(n: Int, full: Bool, dir: String) throws {
     }
 }
 
+// Child processes of the storage bench (fresh processes, so their RSS is theirs alone).
+if CommandLine.arguments.count >= 3, CommandLine.arguments[1].hasPrefix("--child-") {
+    let a = CommandLine.arguments
+    do {
+        switch a[1] {
+        case "--child-open": try StorageBench.childOpen(a[2], a[3])
+        case "--child-memory": try StorageBench.childMemory(Int(a[2]) ?? 0)
+        default: note("unknown child \(a[1])"); exit(2)
+        }
+    } catch {
+        note("child failed: \(error)")
+        exit(1)
+    }
+    exit(0)
+}
+
 let config = Config.parse()
 let full = config.full, dir = config.dir, only = config.only
 mkdir(dir, 0o755)
@@ -88,6 +104,9 @@ do {
     if only.contains("durable") {
         _ = try DurableBench.run(dir: dir, batchReps: full ? 10 : 3, perOpReps: full ? 1000 : 200,
                                  reopenPending: 100_000, reopenReps: full ? 5 : 3)
+    }
+    if only.contains("storage") {
+        try StorageBench.run(dir: dir, n: full ? 1_000_000 : 1_000_000)
     }
 } catch {
     note("swift bench failed: \(error)")

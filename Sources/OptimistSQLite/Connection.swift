@@ -1,14 +1,21 @@
 import CSQLite
 import OptimistCore
+import OptimistThreads
 
 /// One SQLite connection.
 ///
-/// Used by one thread at a time: the opener loads through it, then hands it to the writer
-/// thread, which owns it until close (hence `@unchecked Sendable`; the connection is opened
-/// with `SQLITE_OPEN_NOMUTEX`, so SQLite adds no locks of its own).
+/// Used by one thread at a time: the opener loads through it, then the writer thread writes
+/// through it and the store's reads (a record not in the cache) go through it too, each
+/// holding ``gate`` for one statement at a time (the connection is opened with
+/// `SQLITE_OPEN_NOMUTEX`, so SQLite adds no locks of its own; hence `@unchecked Sendable`).
+/// A read may thus run inside the writer's open transaction and see rows it has not
+/// committed yet: the store only reads from the file records it has no newer value of in
+/// memory, and the writer writes only those, so what a read sees is the same either way.
 final class Connection: @unchecked Sendable {
     let db: OpaquePointer
     private var isOpen = true
+    /// Held around each use by the writer and the readers (see above).
+    let gate = Monitor()
 
     /// Opens an existing file for reading and writing (the opener creates the file itself so
     /// it can choose its mode).
@@ -25,6 +32,13 @@ final class Connection: @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// Runs `body` holding ``gate``.
+    @inline(__always) func serially<R>(_ body: () throws(OptimistError) -> R) throws(OptimistError) -> R {
+        gate.lock()
+        defer { gate.unlock() }
+        return try body()
+    }
 
     /// Closes the connection (checkpointing the WAL into the main file). Idempotent.
     func close() {

@@ -23,11 +23,13 @@ struct JournalBatch {
     var loaded: [(collection: Key, range: LoadedRange)] = []
     /// The last sync cursor recorded in the batch, when one was (`.some(nil)`: cleared).
     var syncCursor: String??
+    /// Views by name, the last definition and confirmed value in the batch.
+    var views: [String: ViewDefinition] = [:]
     /// The highest mutation id seen, so the file's next id never falls behind an id handed out.
     var maxID: MutationID = 0
 
     var isEmpty: Bool {
-        records.isEmpty && mutations.isEmpty && ended.isEmpty && loaded.isEmpty && maxID == 0 && syncCursor == nil
+        records.isEmpty && mutations.isEmpty && ended.isEmpty && loaded.isEmpty && maxID == 0 && syncCursor == nil && views.isEmpty
     }
 
     mutating func fold(_ entries: [JournalEntry]) {
@@ -47,6 +49,8 @@ struct JournalBatch {
                 loaded.append((c, LoadedRange(from: from, to: to, at: at)))
             case .syncCursor(let cursor):
                 syncCursor = .some(cursor)
+            case .view(let v):
+                views[v.name] = v
             }
         }
     }

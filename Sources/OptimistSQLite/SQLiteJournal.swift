@@ -19,7 +19,7 @@ import Darwin
 /// next call), and the writer waits: a `flush` retries at once, otherwise it retries every
 /// second. The in-memory store is unaffected, so its state stays consistent.
 public final class SQLiteJournal: JournalSink, @unchecked Sendable {
-    private let state: WriterState
+    let state: WriterState
     private let thread: pthread_t
 
     init(writer: BatchWriter) throws(OptimistError) {
@@ -75,6 +75,11 @@ final class WriterState: @unchecked Sendable {
     private var spent: [JournalEntry] = []
     private var appended: UInt64 = 0
     private var committed: UInt64 = 0
+    /// Mirrors of `appended` and `committed` read without the monitor by the store's record
+    /// storage (``SQLiteStorage``), which keeps a confirmed record in memory until the append
+    /// that carries it is committed.
+    let appendedCount = Atomic<UInt64>(0)
+    let committedCount = Atomic<UInt64>(0)
     private var synced: UInt64 = 0
     private var syncWanted: UInt64 = 0
     private var failures: UInt64 = 0
@@ -124,6 +129,7 @@ final class WriterState: @unchecked Sendable {
                 queue.append(e)
             }
             appended += 1
+            appendedCount.store(appended, ordering: .releasing)
             if !spent.isEmpty { spent.removeLast(min(spent.count, entries.count + 2)) }
             if wake { monitor.broadcast() }
         }
@@ -245,6 +251,7 @@ final class WriterState: @unchecked Sendable {
             } else {
                 carry = JournalBatch()
                 committed = upTo
+                committedCount.store(upTo, ordering: .releasing)
                 if sync { synced = upTo }
                 stalled = false
             }

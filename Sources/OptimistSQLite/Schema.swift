@@ -66,6 +66,17 @@ enum Schema {
         ALTER TABLE mutations ADD COLUMN queue_position INTEGER;
         ALTER TABLE meta ADD COLUMN sync_cursor TEXT;
         """),
+        // 3 → 4: storage that scales. Records stay in the file and are read on demand, so
+        // views are kept here with their value over the confirmed records (a reopen reads
+        // them instead of recomputing them). `kind` is "count" or "sum:<field>".
+        .sql("""
+        CREATE TABLE views(
+            name TEXT PRIMARY KEY,
+            coll TEXT NOT NULL,
+            prefix TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            confirmed_value REAL NOT NULL) WITHOUT ROWID;
+        """),
     ]
 
     static var currentVersion: Int64 { Int64(migrations.count) }

@@ -1,6 +1,8 @@
 import OptimistCore
 
-/// Reads a whole store file into a ``StoreSnapshot``.
+/// Reads what a store keeps in memory from a store file into a ``StoreSnapshot``: the
+/// not-yet-ended mutations, the ended statuses, views, loaded ranges and the cursor; not the
+/// confirmed records (O(pending), not O(records)).
 ///
 /// Values are parsed straight from SQLite's buffers. Anything that does not decode (bad JSON,
 /// an unknown status, an ended chunk of the wrong size) means the file is damaged: `CORRUPT`,
@@ -14,26 +16,18 @@ enum SnapshotLoader {
         guard try meta.step(), let clientID = meta.text(0) else { throw .corrupt("store file has no meta row") }
         var snapshot = StoreSnapshot(clientID: clientID, nextID: MutationID(bitPattern: meta.int64(1)), syncCursor: meta.text(2))
 
-        // Confirmed records: rows read in one go, values parsed in parallel (as ops below).
-        let records = try c.prepare("SELECT coll, key, value FROM records")
-        var addresses = [(collection: String, key: String)]()
-        var values = [UInt8](), valueSpans = [Range<Int>]()
-        while try records.step() {
-            addresses.append((records.text(0) ?? "", records.text(1) ?? ""))
-            let start = values.count
-            try records.withBytes(2) { values.append(contentsOf: $0) }
-            valueSpans.append(start..<values.count)
-        }
-        let places = addresses, spansOfValues = valueSpans
-        let confirmed = values.withUnsafeBufferPointer { all in
-            parallelMap(count: places.count) { i in
-                Result { () throws(OptimistError) in
-                    (Key(places[i].collection), Key(places[i].key), try object(UnsafeBufferPointer(rebasing: all[spansOfValues[i]]), "record"))
-                }
+        // Confirmed records stay in the file (``SQLiteStorage`` reads them on demand); views
+        // come with their values over them.
+        let views = try c.prepare("SELECT name, coll, prefix, kind, confirmed_value FROM views ORDER BY name")
+        while try views.step() {
+            let name = views.text(0) ?? ""
+            let kind: ViewKind
+            do { kind = try ViewKind(parsing: views.text(3) ?? "") } catch {
+                throw .corrupt("view \(name) has an unknown kind")
             }
+            snapshot.views.append(ViewDefinition(name: name, collection: Key(views.text(1) ?? ""), prefix: Key(views.text(2) ?? ""),
+                                                 kind: kind, confirmedValue: views.double(4)))
         }
-        snapshot.confirmed.reserveCapacity(confirmed.count)
-        for r in confirmed { snapshot.confirmed.append(try r.get()) }
 
         // Rows first (SQLite is read by one thread), their ops text copied into one buffer;
         // ops parsed afterwards, in parallel.
@@ -87,7 +81,4 @@ enum SnapshotLoader {
         return snapshot
     }
 
-    private static func object(_ bytes: UnsafeBufferPointer<UInt8>, _ what: String) throws(OptimistError) -> Record {
-        do { return try JSONParser.parseObject(bytes) } catch { throw .corrupt("a stored \(what) is not a JSON object: \(error)") }
-    }
 }

@@ -34,6 +34,17 @@ final class Statement {
 
     func bind(_ i: Int32, _ k: Key) { bind(i, k.string) }
 
+    /// Binds bytes as TEXT without checking them (a key range's bound may not be UTF-8;
+    /// SQLite compares TEXT bytewise with the default collation).
+    func bindText(_ i: Int32, bytes: [UInt8]) {
+        precondition(!bytes.isEmpty, "a bound is never empty")
+        _ = bytes.withUnsafeBufferPointer { buf in
+            buf.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(stmt, i, $0.baseAddress, Int32($0.count), transient) }
+        }
+    }
+
+    func double(_ c: Int32) -> Double { sqlite3_column_double(stmt, c) }
+
     /// Steps once: true when a row is ready, false when done.
     func step() throws(OptimistError) -> Bool {
         let rc = sqlite3_step(stmt)

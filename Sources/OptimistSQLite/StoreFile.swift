@@ -15,12 +15,15 @@ import Darwin
 /// process and no stale lock file is ever left behind; the exclusive mode also keeps the WAL
 /// index in memory, so no `-shm` file is made.
 public enum SQLiteStoreFile {
-    /// Opens (creating if absent) the store file at `path` and loads it.
+    /// Opens (creating if absent) the store file at `path`: loads what the store keeps in
+    /// memory (O(pending mutations)) and returns the journal its changes go to and the storage
+    /// its confirmed records are read from (with a cache of `cacheBytes`).
     ///
     /// - Throws: `.io` when the file cannot be created, opened or written (missing directory,
     ///   read-only file); `.corrupt` when it is not an Optimist store or is damaged; `.busy`
     ///   when another connection holds it.
-    public static func open(path: String) throws(OptimistError) -> (snapshot: StoreSnapshot, journal: SQLiteJournal) {
+    package static func open(path: String, cacheBytes: Int = defaultCacheBytes)
+        throws(OptimistError) -> (snapshot: StoreSnapshot, journal: SQLiteJournal, storage: any ConfirmedStorage) {
         guard !path.isEmpty else { throw .misuse("an empty store path") }
         try createPrivately(path)
         let c = try Connection(path: path)
@@ -37,7 +40,13 @@ public enum SQLiteStoreFile {
             try markOpen(c)
             let snapshot = try SnapshotLoader.load(c)
             let journal = try SQLiteJournal(writer: try BatchWriter(c))
-            return (snapshot, journal)
+            do {
+                let storage = try SQLiteStorage(connection: c, writer: journal.state, cacheBytes: cacheBytes)
+                return (snapshot, journal, storage)
+            } catch {
+                try? journal.close()
+                throw error
+            }
         } catch {
             c.close()
             throw error

@@ -111,10 +111,10 @@ case "reopen":
     do {
         for _ in 0..<rounds {
             let t = nowMs(), cpu = cpuMs()
-            let (snapshot, journal) = try SQLiteStoreFile.open(path: args[2])
+            let (snapshot, journal, storage) = try SQLiteStoreFile.open(path: args[2])
             let loaded = nowMs()
             fileCPUs.append(cpuMs() - cpu)
-            let s = Store(restoring: snapshot, sink: journal)
+            let s = try Store(restoring: snapshot, storage: storage, sink: journal)
             totals.append(nowMs() - t)
             cpus.append(cpuMs() - cpu)
             files.append(loaded - t)

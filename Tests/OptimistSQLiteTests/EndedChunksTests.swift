@@ -98,8 +98,8 @@ import OptimistSQLite
     @Test func endedStatusesSurviveFailedWritesAndTheirRetry() throws {
         let dir = TempDir()
         let path = dir.file("capped.db")
-        let (snapshot, journal) = try SQLiteStoreFile.open(path: path)
-        let s = Store(restoring: snapshot, sink: journal)
+        let (snapshot, journal, storage) = try SQLiteStoreFile.open(path: path)
+        let s = try Store(restoring: snapshot, storage: storage, sink: journal)
         var expected: [MutationID: MutationStatus] = [:]
         func tap(_ i: Int) throws {
             let id = try s.mutate([.put(collection: "t", key: "k", value: ["i": .number(Double(i))])])
@@ -203,7 +203,7 @@ import OptimistSQLite
             #expect(try s.mutate([.delete(collection: "c", key: "p")]) == 9_000)
             try s.rollback(9_000)
         }
-        #expect(pragma(path, "PRAGMA user_version") == 3)   // migrated through every step to the current layout
+        #expect(pragma(path, "PRAGMA user_version") == 4)   // migrated through every step to the current layout
         #expect(pragma(path, "SELECT count(*) FROM sqlite_master WHERE name = 'ended'") == 0)
         #expect(pragma(path, "SELECT count(*) FROM ended_chunks") == 3)   // chunks 0, 1 and 2
         try withStore(path) { (s: Store) throws in

@@ -30,8 +30,8 @@ import OptimistSQLite
     @Test func pageCapFailsWritesUntilLifted() throws {
         let dir = TempDir()
         let path = dir.file("capped.db")
-        let (snapshot, journal) = try SQLiteStoreFile.open(path: path)
-        let s = Store(restoring: snapshot, sink: journal)
+        let (snapshot, journal, storage) = try SQLiteStoreFile.open(path: path)
+        let s = try Store(restoring: snapshot, storage: storage, sink: journal)
         for i in 0..<20 { try s.serverApply([.put(collection: "early", key: Key("e\(i)"), value: ["i": .number(Double(i))])]) }
         let kept = try s.mutate([.patch(collection: "early", key: "e1", value: ["p": true])])
         try s.flush()
@@ -64,8 +64,8 @@ import OptimistSQLite
     @Test func closingWhileFullLosesOnlyWhatWasNeverFlushed() throws {
         let dir = TempDir()
         let path = dir.file("closefull.db")
-        let (snapshot, journal) = try SQLiteStoreFile.open(path: path)
-        let s = Store(restoring: snapshot, sink: journal)
+        let (snapshot, journal, storage) = try SQLiteStoreFile.open(path: path)
+        let s = try Store(restoring: snapshot, storage: storage, sink: journal)
         let flushed = try s.mutate([.put(collection: "c", key: "flushed", value: ["v": 1])])
         try s.flush()
         journal.limitPages(1)

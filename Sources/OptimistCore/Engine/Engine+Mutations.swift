@@ -7,14 +7,14 @@ extension Engine {
             // Most taps change one record: no results array, one lookup of the collection.
             let op = ops[0]
             let c = collection(op.collection)
-            let current = c.visible[op.key]
+            let current = try readVisible(c, op.key)
             let value = try op.apply(to: current).get()
             start(id, ops, dedupeKey: dedupeKey, policy: policy)
             stage(id, c, op.key, value, old: current)
         } else {
-            let results = try evaluate(ops, on: { c, k in c.visible[k] }, skipFailing: false)
+            let results = try evaluate(ops, on: { (c, k) throws(OptimistError) in try readVisible(c, k) }, skipFailing: false)
             start(id, ops, dedupeKey: dedupeKey, policy: policy)
-            for (c, key, value) in results { stage(id, c, key, value, old: c.visible[key]) }
+            for (c, key, value) in results { stage(id, c, key, value, old: visible(c, key)) }
         }
         return id
     }
@@ -33,7 +33,7 @@ extension Engine {
     /// it replaces).
     @inline(__always) private func stage(_ id: MutationID, _ c: CollectionState, _ key: Key, _ value: Record?, old: Record?) {
         noteTouch(c, key)
-        c.chains[key, default: PendingChain()].append(id)
+        c.chains[key, default: PendingChain()].append(id)  // before setVisible: the overlay keeps V
         setVisible(c, key, value, old: old)
     }
 
@@ -59,11 +59,12 @@ extension Engine {
 
     func commit(_ id: MutationID, serverOps: [Op]?) throws(OptimistError) {
         let m = try liveMutation(id)
+        try prefetch(m.touched)
         let results: [(CollectionState, Key, Record?)]
         if let serverOps {
-            results = try evaluate(serverOps, on: { c, k in c.confirmed[k] }, skipFailing: false)
+            results = try evaluate(serverOps, on: { (c, k) throws(OptimistError) in try storage.record(c.name, k) }, skipFailing: false)
         } else {
-            results = try evaluate(m.record.ops, on: { c, k in c.confirmed[k] }, skipFailing: true)
+            results = try evaluate(m.record.ops, on: { (c, k) throws(OptimistError) in try storage.record(c.name, k) }, skipFailing: true)
         }
         for (c, key, _) in results { noteTouch(c, key) }
         confirm(results)
@@ -76,14 +77,15 @@ extension Engine {
 
     func rollback(_ id: MutationID) throws(OptimistError) {
         let m = try liveMutation(id)
+        try prefetch(m.touched)
         end(m, as: .rolledBack)
         recompute(m.touched)
     }
 
     func serverApply(_ ops: [Op]) throws(OptimistError) {
-        let results = try evaluate(ops, on: { c, k in c.confirmed[k] }, skipFailing: false)
+        let results = try evaluate(ops, on: { (c, k) throws(OptimistError) in try storage.record(c.name, k) }, skipFailing: false)
         for (c, key, _) in results { noteTouch(c, key) }
         confirm(results)
-        for (c, key, _) in results { recompute(c, key) }
+        for (c, key, _) in results where c.overlay.index(forKey: key) != nil { recompute(c, key) }
     }
 }

@@ -50,6 +50,7 @@ extension Engine {
     /// A failed send: back to pending with backoff, or (final) the policy's rollback or keep.
     func fail(_ id: MutationID, transient: Bool, reason: String?, now: Int64) throws(OptimistError) {
         let m = try liveMutation(id)
+        try prefetch(m.touched)
         switch m.record.status {
         case .inflight: break
         case .pending:

@@ -1,8 +1,12 @@
-/// Everything a store persists: what a persistence layer loads to reopen a store.
+/// What a persistence layer loads to reopen a store: everything but the confirmed records,
+/// which stay in the storage (a store file reads them on demand), so loading costs
+/// O(pending mutations), not O(records).
 public struct StoreSnapshot: Sendable {
     public var clientID: String
     /// The next mutation id to hand out (never below any id ever handed out).
     public var nextID: MutationID
+    /// Confirmed records to put into the storage before the mutations are folded (for a
+    /// store restored into memory; a store file leaves this empty).
     public var confirmed: [(collection: Key, key: Key, value: Record)]
     /// Live mutations, in id order.
     public var mutations: [MutationRecord]
@@ -11,6 +15,8 @@ public struct StoreSnapshot: Sendable {
     public var loaded: [(collection: Key, range: LoadedRange)]
     /// The sync's pull cursor, nil before the first pull.
     public var syncCursor: String?
+    /// The views, with their values over the confirmed records.
+    public var views: [ViewDefinition] = []
 
     public init(clientID: String, nextID: MutationID = 1,
                 confirmed: [(collection: Key, key: Key, value: Record)] = [],
@@ -27,16 +33,22 @@ public struct StoreSnapshot: Sendable {
 }
 
 extension Engine {
-    /// Rebuilds `V = fold(P, C)` from a snapshot. Inflight mutations come back pending:
-    /// the process that sent them is gone, so they are sent again (same client and mutation
-    /// id, so the server can drop the duplicate).
-    convenience init(restoring s: StoreSnapshot, journaling: Bool) {
-        self.init(clientID: s.clientID, journaling: journaling)
-        for (coll, key, value) in s.confirmed {
-            let c = collection(coll)
-            c.confirmed[key] = value
-            c.visible[key] = value
-            c.index.insert(key)
+    /// Rebuilds `V = fold(P, C)` from a snapshot: views come back with their confirmed values,
+    /// and each live mutation is folded onto the keys it touches (reading their confirmed
+    /// records), so the work is O(pending). Inflight mutations come back pending: the process
+    /// that sent them is gone, so they are sent again (same client and mutation id, so the
+    /// server can drop the duplicate).
+    ///
+    /// - Throws: what the storage throws reading a record (`.io`, `.corrupt`).
+    convenience init(restoring s: StoreSnapshot, journaling: Bool, storage: any ConfirmedStorage) throws(OptimistError) {
+        self.init(clientID: s.clientID, journaling: journaling, storage: storage)
+        for (coll, key, value) in s.confirmed { storage.setRecord(coll, key, value) }
+        for d in s.views {
+            let v = ViewState(name: d.name, collection: d.collection, prefix: d.prefix, kind: d.kind)
+            v.confirmedValue = d.confirmedValue
+            v.value = d.confirmedValue  // the folds below add the overlay's changes
+            collection(d.collection).views.append(v)
+            views[Key(d.name)] = v
         }
         var maxID: MutationID = 0
         // Loaders hand mutations over in id order; sort only when one did not.
@@ -49,14 +61,18 @@ extension Engine {
             guard r.status.isLive else { continue }
             let m = LiveMutation(record: r)
             live[MutationKey(r.id)] = m
+            // Old values first (the overlay's, or the confirmed record), then the chain grows.
+            let results = try evaluate(r.ops, on: { (c, k) throws(OptimistError) in try readVisible(c, k) }, skipFailing: true)
+            var olds = [Record?]()
+            olds.reserveCapacity(results.count)
+            for (c, key, _) in results { olds.append(try readVisible(c, key)) }
             for a in m.touched {
                 collection(a.collection).chains[a.key, default: PendingChain()].append(r.id)
             }
-            if let results = try? evaluate(r.ops, on: { c, k in c.visible[k] }, skipFailing: true) {
-                for (c, key, value) in results { setVisible(c, key, value) }
-            }
+            for (i, (c, key, value)) in results.enumerated() { setVisible(c, key, value, old: olds[i]) }
             if r.status == .pending { due.append(DueEntry(r)) }
             if let k = r.dedupeKey { dedupe[k] = r.id }
+            storage.endCall()  // keep the cache within its budget while many are folded
         }
         for (id, status) in s.ended {
             maxID = max(maxID, id)
@@ -67,5 +83,6 @@ extension Engine {
         if due.count > 1 && !zip(due, due.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { due.sort() }
         syncCursor = s.syncCursor
         nextID = max(s.nextID, maxID + 1)
+        storage.endCall()
     }
 }

@@ -10,13 +10,14 @@ extension Engine {
 
     /// The record's layers: its pending chain folded on its confirmed value, as ``recompute``
     /// folds it; the visible value is the one reads return.
-    func explain(_ collection: Key, _ key: Key) -> Explanation {
+    func explain(_ collection: Key, _ key: Key) throws(OptimistError) -> Explanation {
+        let confirmed = try storage.record(collection, key)
         guard let c = collections[collection] else {
-            return Explanation(collection: collection, key: key, confirmed: nil, layers: [], visible: nil)
+            return Explanation(collection: collection, key: key, confirmed: confirmed, layers: [], visible: confirmed)
         }
         let chain = c.chains[key].map { $0.compactMap { live[MutationKey($0)]?.record } } ?? []
-        var x = Explanation.fold(collection: collection, key: key, confirmed: c.confirmed[key], mutations: chain)
-        x.visible = c.visible[key]
+        var x = Explanation.fold(collection: collection, key: key, confirmed: confirmed, mutations: chain)
+        x.visible = visible(c, key)
         return x
     }
 }

@@ -76,7 +76,18 @@ extension Engine {
     }
 
     /// Applies a push's answers (ids already checked to be inflight, in the order sent).
-    func settlePush(_ results: [(id: MutationID, outcome: PushOutcome)], now: Int64) {
+    func settlePush(_ results: [(id: MutationID, outcome: PushOutcome)], now: Int64) throws(OptimistError) {
+        // Every record the answers can touch, read before anything changes.
+        for (id, outcome) in results {
+            guard let m = live[MutationKey(id)] else { continue }
+            try prefetch(m.touched)
+            if case .ok(let ops, let renames) = outcome {
+                if let ops { try prefetch(ops) }
+                for r in renames {
+                    try prefetch([RecordAddress(collection: r.collection, key: r.from), RecordAddress(collection: r.collection, key: r.to)])
+                }
+            }
+        }
         for (id, outcome) in results {
             guard let m = live[MutationKey(id)], m.record.status == .inflight else { continue }
             switch outcome {
@@ -134,7 +145,7 @@ extension Engine {
         var chain = PendingChain()
         for id in merged where chain.allSatisfy({ $0 != id }) { chain.append(id) }
         c.chains[r.to] = chain
-        if c.confirmed.removeValue(forKey: r.from) != nil { log(.confirmed(collection: c.name, key: r.from, value: nil)) }
+        if confirmedRecord(c.name, r.from) != nil { confirm([(c, r.from, nil)]) }
         recompute(c, r.from)
         recompute(c, r.to)
     }
@@ -158,6 +169,7 @@ extension Engine {
     /// `changes`), pending mutations re-applied on top, the new cursor recorded.
     func applyPull(changes: [Op], outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?) throws(OptimistError) {
         cause = .server
+        for (id, _) in outcomes { if let m = live[MutationKey(id)] { try prefetch(m.touched) } }
         try serverApply(changes)
         for (id, outcome) in outcomes {
             guard let m = live[MutationKey(id)], m.record.status != .inflight else { continue }

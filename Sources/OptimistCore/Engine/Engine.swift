@@ -1,11 +1,13 @@
-/// One collection's layers: confirmed records `C`, visible records `V`, and for each key the
-/// chain of live mutations touching it, in order, so a key's `V` is recomputed from its chain
-/// alone.
+/// One collection's pending overlay: for each key a live mutation touches, the chain of those
+/// mutations in order and the key's visible value `V` (nil: deleted), recomputed from the chain
+/// and the confirmed record alone. Every other key's `V` is its confirmed record, which lives in
+/// the store's ``ConfirmedStorage``: memory holds what is pending, not the collection.
 final class CollectionState {
     let name: Key
-    var confirmed: [Key: Record] = [:]
-    var visible: [Key: Record] = [:]
     var chains: [Key: PendingChain] = [:]
+    /// `V` of the keys in `chains`, plus keys whose chain just ended until they are recomputed.
+    var overlay: [Key: Record?] = [:]
+    /// The overlay's keys in byte order, for scans.
     var index = SortedKeyIndex()
     var views: [ViewState] = []
 
@@ -31,12 +33,6 @@ struct DueEntry: Comparable {
         if a.fresh != b.fresh { return !a.fresh }
         return a.id < b.id
     }
-}
-
-/// A record's address.
-struct RecordAddress: Hashable {
-    var collection: Key
-    var key: Key
 }
 
 /// A live mutation and the records it touches (each once, in first-touch order).
@@ -78,6 +74,8 @@ typealias Delivery = [(listener: @Sendable ([Change]) -> Void, changes: [Change]
 /// The store's state and rules, single-threaded; ``Store`` adds the lock, the listeners'
 /// delivery and the persistence hand-off.
 final class Engine {
+    /// The confirmed records `C`.
+    let storage: any ConfirmedStorage
     var collections: [Key: CollectionState] = [:]
     var live: [MutationKey: LiveMutation] = [:]
     /// `pending` mutations in send order (queue position, then id): the outbox's order.
@@ -103,6 +101,9 @@ final class Engine {
     /// The sync's pull cursor (opaque, from the server); persisted with the store.
     var syncCursor: String?
 
+    /// A storage read that failed after the call's prefetch (see ``visible(_:_:)``).
+    var storageFault: OptimistError?
+
     /// The cause of the changes being made: set by ``Store`` for each call, and switched by
     /// steps that make another kind of change within one call (a pull's outcomes).
     var cause: ChangeCause = .mutate
@@ -120,8 +121,13 @@ final class Engine {
         var forced: Bool
     }
 
-    init(clientID: String, journaling: Bool) {
+    /// Views whose confirmed value changed in the call in progress: written to the journal
+    /// once, at the call's end (``logViews()``), however many records the call confirmed.
+    var changedViews: [ViewState] = []
+
+    init(clientID: String, journaling: Bool, storage: any ConfirmedStorage) {
         self.clientID = clientID
+        self.storage = storage
         self.journal = journaling ? [] : nil
         var g = SystemRandomNumberGenerator()
         jitterSeed = g.next()
@@ -145,7 +151,7 @@ final class Engine {
         guard !subscriptions.isEmpty else { return }
         let a = RecordAddress(collection: c.name, key: key)
         if before[a] == nil {
-            before[a] = Before(value: c.visible[key], status: recordStatus(c, key), cause: cause, forced: false)
+            before[a] = Before(value: visible(c, key), status: recordStatus(c, key), cause: cause, forced: false)
             touchOrder.append(a)
         }
     }
@@ -161,7 +167,7 @@ final class Engine {
                 b.forced = true
                 before[a] = b
             } else {
-                before[a] = Before(value: c.visible[a.key], status: recordStatus(c, a.key), cause: cause, forced: true)
+                before[a] = Before(value: visible(c, a.key), status: recordStatus(c, a.key), cause: cause, forced: true)
                 touchOrder.append(a)
             }
         }
@@ -182,7 +188,7 @@ final class Engine {
         for a in touchOrder {
             let old = before[a]!
             let c = collections[a.collection]!
-            let value = c.visible[a.key]
+            let value = visible(c, a.key)
             let status = recordStatus(c, a.key)
             if old.forced || value != old.value || status != old.status {
                 changes.append(Change(collection: a.collection, key: a.key, value: value, status: status, cause: old.cause))
@@ -199,29 +205,69 @@ final class Engine {
         return delivery
     }
 
-    // MARK: Visible state
+    // MARK: Reading records
 
-    func setVisible(_ c: CollectionState, _ key: Key, _ new: Record?) {
-        setVisible(c, key, new, old: c.visible[key])
+    /// `V[key]`: the overlay's value when a mutation touches the key, else the confirmed record.
+    /// For a key read earlier in the call (see ``prefetch(_:)``); a read that fails anyway
+    /// (the disk, between a prefetch and its use) counts as absent and is kept in
+    /// ``storageFault``, which the store reports from the call.
+    @inline(__always) func visible(_ c: CollectionState, _ key: Key) -> Record? {
+        if let i = c.overlay.index(forKey: key) { return c.overlay.values[i] }
+        return confirmedRecord(c.name, key)
     }
 
-    /// The same, when the caller already looked up the current visible value `old`.
+    /// The same, for the first read of a key in a call: a storage failure is thrown.
+    @inline(__always) func readVisible(_ c: CollectionState, _ key: Key) throws(OptimistError) -> Record? {
+        if let i = c.overlay.index(forKey: key) { return c.overlay.values[i] }
+        return try storage.record(c.name, key)
+    }
+
+    /// `C[key]` (see ``visible(_:_:)`` for failures).
+    func confirmedRecord(_ collection: Key, _ key: Key) -> Record? {
+        do { return try storage.record(collection, key) } catch {
+            if storageFault == nil { storageFault = error }
+            return nil
+        }
+    }
+
+    /// Reads the confirmed records a call will need before the call changes anything, so a
+    /// disk failure fails the call with nothing changed; the storage keeps them in memory
+    /// until the call ends.
+    func prefetch<S: Sequence>(_ addresses: S) throws(OptimistError) where S.Element == RecordAddress {
+        for a in addresses { _ = try storage.record(a.collection, a.key) }
+    }
+
+    func prefetch(_ ops: [Op]) throws(OptimistError) {
+        for op in ops { _ = try storage.record(op.collection, op.key) }
+    }
+
+    // MARK: Visible state
+
+    /// Sets `V[key]` (`old`: its value until now): views follow it; the overlay holds it while
+    /// a chain touches the key, and lets it go (V falls back to C) once none does.
     func setVisible(_ c: CollectionState, _ key: Key, _ new: Record?, old: Record?) {
         for v in c.views { v.update(key: key, old: old, new: new) }
-        if let new {
-            if c.visible.updateValue(new, forKey: key) == nil {
+        if c.chains[key] != nil {
+            if c.overlay.updateValue(new, forKey: key) == nil {
                 c.index.insert(key)
-                if c.index.needsMerge { c.index.prepare(contains: { c.visible[$0] != nil }) }
+                if c.index.needsMerge { c.index.prepare(contains: { c.overlay[$0] != nil }) }
             }
-        } else if old != nil {
-            c.visible.removeValue(forKey: key)
+        } else if c.overlay.removeValue(forKey: key) != nil {
             c.index.noteRemoval()
         }
     }
 
     /// `V[key] = fold(chain[key], C[key])`, skipping ops that no longer apply.
     func recompute(_ c: CollectionState, _ key: Key) {
-        var v = c.confirmed[key]
+        let old: Record?
+        if let i = c.overlay.index(forKey: key) {
+            old = c.overlay.values[i]
+        } else if c.chains[key] == nil {
+            return  // no overlay and no chain: V is C already
+        } else {
+            old = confirmedRecord(c.name, key)
+        }
+        var v = confirmedRecord(c.name, key)
         if let chain = c.chains[key] {
             for id in chain {
                 guard let m = live[MutationKey(id)] else { continue }
@@ -230,7 +276,7 @@ final class Engine {
                 }
             }
         }
-        setVisible(c, key, v)
+        setVisible(c, key, v, old: old)
     }
 
     func recompute(_ addresses: [RecordAddress]) {
@@ -239,7 +285,7 @@ final class Engine {
 
     /// The records `ops` would produce on top of `base` (visible or confirmed), all or nothing.
     /// With `skipFailing`, ops that cannot apply are skipped (the re-application rule).
-    func evaluate(_ ops: [Op], on base: (CollectionState, Key) -> Record?, skipFailing: Bool)
+    func evaluate(_ ops: [Op], on base: (CollectionState, Key) throws(OptimistError) -> Record?, skipFailing: Bool)
         throws(OptimistError) -> [(CollectionState, Key, Record?)] {
         var out = [(CollectionState, Key, Record?)]()
         out.reserveCapacity(ops.count)
@@ -248,7 +294,8 @@ final class Engine {
             let c = collection(op.collection)
             let a = RecordAddress(collection: op.collection, key: op.key)
             let index: Int? = ops.count == 1 ? nil : slot[a]
-            let current = index.map { out[$0].2 } ?? base(c, op.key)
+            let current: Record?
+            if let index { current = out[index].2 } else { current = try base(c, op.key) }
             let next: Record?
             switch op.apply(to: current) {
             case .success(let r): next = r
@@ -265,12 +312,38 @@ final class Engine {
         return out
     }
 
-    /// Writes `records` to the confirmed layer.
+    /// Writes `records` to the confirmed layer. Views count confirmed records (their persisted
+    /// value) and visible ones; a key without overlay shows its confirmed record, so its
+    /// visible value changes here too.
     func confirm(_ records: [(CollectionState, Key, Record?)]) {
         for (c, key, value) in records {
-            if let value { c.confirmed[key] = value } else { c.confirmed.removeValue(forKey: key) }
+            if !c.views.isEmpty {
+                let old = confirmedRecord(c.name, key)
+                let shown = c.overlay.index(forKey: key) == nil
+                for v in c.views {
+                    if v.updateConfirmed(key: key, old: old, new: value) { noteViewChanged(v) }
+                    if shown { v.update(key: key, old: old, new: value) }
+                }
+            }
+            storage.setRecord(c.name, key, value)
             log(.confirmed(collection: c.name, key: key, value: value))
         }
+    }
+
+    func noteViewChanged(_ v: ViewState) {
+        guard journal != nil, !v.changed else { return }
+        v.changed = true
+        changedViews.append(v)
+    }
+
+    /// Journals the views whose confirmed value the call changed (one entry each).
+    func logViews() {
+        guard !changedViews.isEmpty else { return }
+        for v in changedViews where v.changed {
+            v.changed = false
+            if views[Key(v.name)] === v { log(.view(v.definition)) }
+        }
+        changedViews.removeAll(keepingCapacity: true)
     }
 
     // MARK: Lookup

@@ -5,6 +5,14 @@ public enum ViewKind: Sendable, Equatable {
     /// The sum of a numeric top-level field (records without it, or with a non-number, add 0).
     case sum(field: Key)
 
+    /// `"count"` or `"sum:<field>"`: what ``init(parsing:)`` reads.
+    public var text: String {
+        switch self {
+        case .count: "count"
+        case .sum(let field): "sum:" + field.string
+        }
+    }
+
     /// Parses `"count"` or `"sum:<field>"`.
     public init(parsing text: String) throws(OptimistError) {
         if text == "count" { self = .count; return }
@@ -18,13 +26,38 @@ public enum ViewKind: Sendable, Equatable {
     }
 }
 
-/// An aggregate kept up to date on every visible change of its collection.
+/// A view as a store file keeps it: its definition and its value over the confirmed records.
+///
+/// The value over the visible records is not kept: on open it is the confirmed value plus
+/// what the pending overlay changes (O(pending)), so nothing is recomputed from the records.
+public struct ViewDefinition: Sendable, Equatable {
+    public var name: String
+    public var collection: Key
+    public var prefix: Key
+    public var kind: ViewKind
+    /// The aggregate over the confirmed records of `collection` under `prefix`.
+    public var confirmedValue: Double
+
+    public init(name: String, collection: Key, prefix: Key, kind: ViewKind, confirmedValue: Double) {
+        self.name = name
+        self.collection = collection
+        self.prefix = prefix
+        self.kind = kind
+        self.confirmedValue = confirmedValue
+    }
+}
+
+/// An aggregate kept up to date on every change of its collection: over the visible records
+/// (what reads return) and over the confirmed ones (what a store file keeps).
 final class ViewState {
     let name: String
     let collection: Key
     let prefix: Key
     let kind: ViewKind
     var value: Double = 0
+    var confirmedValue: Double = 0
+    /// Listed in the engine's ``Engine/changedViews`` for the call in progress.
+    var changed = false
 
     init(name: String, collection: Key, prefix: Key, kind: ViewKind) {
         self.name = name
@@ -33,17 +66,23 @@ final class ViewState {
         self.kind = kind
     }
 
-    func contribution(_ record: Record?) -> Double {
-        guard let record else { return 0 }
-        switch kind {
-        case .count: return 1
-        case .sum(let field): return record[field]?.number ?? 0
-        }
+    var definition: ViewDefinition {
+        ViewDefinition(name: name, collection: collection, prefix: prefix, kind: kind, confirmedValue: confirmedValue)
     }
+
+    @inline(__always) func contribution(_ record: Record?) -> Double { kind.contribution(record) }
 
     func update(key: Key, old: Record?, new: Record?) {
         guard key.hasBytePrefix(prefix) else { return }
         let delta = contribution(new) - contribution(old)
         if delta != 0 { value += delta }
+    }
+
+    /// Follows a confirmed record's change; true when the confirmed value changed.
+    func updateConfirmed(key: Key, old: Record?, new: Record?) -> Bool {
+        guard key.hasBytePrefix(prefix) else { return false }
+        let delta = contribution(new) - contribution(old)
+        if delta != 0 { confirmedValue += delta }
+        return delta != 0
     }
 }

@@ -74,4 +74,7 @@ public enum JournalEntry: Sendable {
     case loaded(collection: Key, from: Key, to: Key, at: Int64)
     /// The sync's pull cursor (opaque, from the server), written with the pull it ends.
     case syncCursor(String?)
+    /// A view's definition and confirmed value (after `defineView`, and after a call that
+    /// changed its confirmed value).
+    case view(ViewDefinition)
 }

@@ -16,6 +16,6 @@ extension Store {
     /// value after it, and its visible value. A record nothing knows of explains as nil, no
     /// layers, nil.
     public func explain(_ collection: Key, _ key: Key) throws(OptimistError) -> Explanation {
-        try read { e in e.explain(collection, key) }
+        try read { e throws(OptimistError) in try e.explain(collection, key) }
     }
 }

@@ -12,7 +12,7 @@ extension Store {
 
     /// Applies a push's answers.
     package func syncSettle(_ results: [(id: MutationID, outcome: PushOutcome)], now: Int64) throws(OptimistError) {
-        try change(.commit) { e in e.settlePush(results, now: now) }
+        try change(.commit) { e throws(OptimistError) in try e.settlePush(results, now: now) }
     }
 
     /// Inflight mutations back to pending, uncounted.

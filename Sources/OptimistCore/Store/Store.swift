@@ -14,22 +14,49 @@ public final class Store: Sendable {
     /// The stable id of this store, sent with each mutation id as the idempotency key.
     public let clientID: String
 
-    /// An in-memory store.
-    public init(clientID: String = makeClientID(), retryPolicy: RetryPolicy = RetryPolicy()) {
-        let e = Engine(clientID: clientID, journaling: false)
-        e.retryPolicy = retryPolicy
-        self.clientID = clientID
-        state = Mutex(e)
-        sink = nil
+    /// An in-memory store. Its confirmed records are kept compact (as canonical JSON bytes),
+    /// with up to `cacheBytes` of them parsed in a cache (see ``defaultCacheBytes``).
+    ///
+    /// - Throws: `.misuse` when `cacheBytes` is not positive (see ``checkedCacheBytes(_:)``).
+    public convenience init(clientID: String = makeClientID(), retryPolicy: RetryPolicy = RetryPolicy(),
+                            cacheBytes: Int) throws(OptimistError) {
+        let budget = try Store.checkedCacheBytes(cacheBytes)
+        self.init(engine: Engine(clientID: clientID, journaling: false, storage: MemoryStorage(cacheBytes: budget)),
+                  sink: nil, retryPolicy: retryPolicy)
     }
 
-    /// A store rebuilt from a snapshot, sending every later change to `sink`.
-    public init(restoring snapshot: StoreSnapshot, sink: any JournalSink, retryPolicy: RetryPolicy = RetryPolicy()) {
-        let e = Engine(restoring: snapshot, journaling: true)
+    /// An in-memory store with the default cache budget (``defaultCacheBytes``).
+    public convenience init(clientID: String = makeClientID(), retryPolicy: RetryPolicy = RetryPolicy()) {
+        self.init(engine: Engine(clientID: clientID, journaling: false, storage: MemoryStorage()), sink: nil, retryPolicy: retryPolicy)
+    }
+
+    /// A store rebuilt from a snapshot into memory, sending every later change to `sink`.
+    public convenience init(restoring snapshot: StoreSnapshot, sink: any JournalSink, retryPolicy: RetryPolicy = RetryPolicy()) throws(OptimistError) {
+        try self.init(restoring: snapshot, storage: MemoryStorage(), sink: sink, retryPolicy: retryPolicy)
+    }
+
+    /// A store rebuilt from a snapshot over `storage` (a store file's records), sending every
+    /// later change to `sink`.
+    package convenience init(restoring snapshot: StoreSnapshot, storage: sending any ConfirmedStorage, sink: any JournalSink,
+                             retryPolicy: RetryPolicy = RetryPolicy()) throws(OptimistError) {
+        let e = try Engine(restoring: snapshot, journaling: true, storage: storage)
+        self.init(engine: e, sink: sink, retryPolicy: retryPolicy)
+    }
+
+    private init(engine e: sending Engine, sink: (any JournalSink)?, retryPolicy: RetryPolicy) {
         e.retryPolicy = retryPolicy
-        clientID = snapshot.clientID
+        clientID = e.clientID
         state = Mutex(e)
         self.sink = sink
+    }
+
+    /// A cache budget as given, or clamped to ``maximumCacheBytes``.
+    ///
+    /// - Throws: `.misuse` for zero or a negative budget (a store cannot read without one;
+    ///   the smallest positive budget keeps nothing between calls, which is slow but works).
+    public static func checkedCacheBytes(_ bytes: Int) throws(OptimistError) -> Int {
+        guard bytes > 0 else { throw .misuse("cache_bytes must be positive (got \(bytes)); the default is \(defaultCacheBytes)") }
+        return min(bytes, maximumCacheBytes)
     }
 
     /// Runs `body` under the lock, hands the journal to the sink, then calls the listeners
@@ -37,26 +64,39 @@ public final class Store: Sendable {
     func change<R: Sendable>(
         _ cause: ChangeCause, _ body: (Engine) throws(OptimistError) -> R
     ) throws(OptimistError) -> R {
-        let (result, delivery, wake) = try state.withLock { (e: inout Engine) throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?) in
+        let (result, delivery, wake, fault) = try state.withLock {
+            (e: inout Engine) throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
             guard !e.closed else { throw OptimistError.misuse("the store is closed") }
             if let error = sink?.takeError() { throw error }
             e.cause = cause
-            let r = try body(e)
+            defer { e.storage.endCall() }
+            let r: R
+            do throws(OptimistError) { r = try body(e) } catch {
+                e.storageFault = nil
+                throw error
+            }
+            e.logViews()
             if let s = sink, let j = e.journal, !j.isEmpty {
                 s.append(j)
                 e.journal!.removeAll(keepingCapacity: true)
             }
             let queued = cause == .mutate || cause == .retry
-            return (r, e.takeDelivery(), queued ? e.attachment : nil)
+            // A read that failed after the call's prefetch (see ``Engine/visible(_:_:)``): the
+            // call's changes stand and are delivered, and the caller hears of the failure.
+            let fault = e.storageFault
+            e.storageFault = nil
+            return (r, e.takeDelivery(), queued ? e.attachment : nil, fault)
         }
         for (listener, changes) in delivery { listener(changes) }
         wake?.storeDidQueue()
+        if let fault { throw fault }
         return result
     }
 
     func read<R: Sendable>(_ body: (Engine) throws(OptimistError) -> R) throws(OptimistError) -> R {
         try state.withLock { (e: inout Engine) throws(OptimistError) -> R in
             guard !e.closed else { throw OptimistError.misuse("the store is closed") }
+            defer { e.storage.endCall() }
             return try body(e)
         }
     }
@@ -97,12 +137,12 @@ public final class Store: Sendable {
 
     /// The visible record, or nil.
     public func get(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
-        try read { e in e.get(collection, key) }
+        try read { e throws(OptimistError) in try e.get(collection, key) }
     }
 
     /// The confirmed record, or nil.
     public func confirmed(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
-        try read { e in e.confirmed(collection, key) }
+        try read { e throws(OptimistError) in try e.confirmed(collection, key) }
     }
 
     /// Whether a pending, inflight or failed mutation touches the record.
@@ -112,7 +152,7 @@ public final class Store: Sendable {
 
     /// Visible records whose key starts with `prefix`, in byte order; `limit` 0 means all.
     public func scan(_ collection: Key, prefix: Key = "", limit: Int = 0) throws(OptimistError) -> [(key: Key, value: Record)] {
-        try read { e in e.scan(collection, prefix: prefix, limit: limit) }
+        try read { e throws(OptimistError) in try e.scan(collection, prefix: prefix, limit: limit) }
     }
 
     public func status(_ id: MutationID) throws(OptimistError) -> MutationStatus {
@@ -175,8 +215,12 @@ public final class Store: Sendable {
 
     /// Defines (or redefines) an aggregate over the visible records of `collection` whose key
     /// starts with `prefix`, maintained on every change; read it with ``viewValue(_:)``.
+    ///
+    /// A store file keeps its views: after a reopen the view is there, with its value, and
+    /// nothing is recomputed. Defining a view over existing records computes it where they
+    /// are (one query on a store file), without loading them.
     public func defineView(_ name: String, collection: Key, prefix: Key = "", kind: ViewKind) throws(OptimistError) {
-        try read { e in e.defineView(name: Key(name), collection: collection, prefix: prefix, kind: kind) }
+        try change(.server) { e throws(OptimistError) in try e.defineView(name: Key(name), collection: collection, prefix: prefix, kind: kind) }
     }
 
     public func viewValue(_ name: String) throws(OptimistError) -> Double { try viewValue(Key(name)) }
@@ -236,7 +280,8 @@ public final class Store: Sendable {
         attached?.storeWillClose()
         let wasOpen = state.withLock { e in
             guard !e.closed else { return false }
-            e = Engine(clientID: e.clientID, journaling: false)
+            e.storage.close()
+            e = Engine(clientID: e.clientID, journaling: false, storage: MemoryStorage(cacheBytes: 1))
             e.closed = true
             return true
         }

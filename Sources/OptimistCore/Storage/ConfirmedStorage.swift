@@ -1,0 +1,59 @@
+/// Where a store keeps its confirmed records `C`: the storage port.
+///
+/// The engine holds only what is pending in memory (each touched key's chain and visible
+/// value); every other read of a record goes through this port. Two implementations:
+/// ``MemoryStorage`` (an in-memory store: records as canonical JSON bytes) and the SQLite
+/// one in the persistence module (a store file: records stay in the file).
+///
+/// Both put a bounded cache of parsed records (``RecordCache``) in front of their bytes. The
+/// cache is trimmed to its budget only at the end of a store call (``endCall()``), so a
+/// record read once during a call stays readable, from memory, until the call ends: the
+/// engine reads everything a call needs first (``Engine/prefetch(_:)``), and the rest of the
+/// call cannot fail on a read.
+package protocol ConfirmedStorage: AnyObject {
+    /// `C[collection][key]`, nil when absent.
+    ///
+    /// - Throws: `.io` when the disk fails; `.corrupt` when the stored record is damaged.
+    func record(_ collection: Key, _ key: Key) throws(OptimistError) -> Record?
+
+    /// `C[collection][key] := value` (nil deletes). Never fails: a file-backed storage keeps
+    /// the value in memory until its writer has written it.
+    func setRecord(_ collection: Key, _ key: Key, _ value: Record?)
+
+    /// Confirmed records of `collection` whose key starts with `prefix` and sorts after
+    /// `after` (nil: from the start), in byte order, at most `limit` (> 0).
+    func scan(_ collection: Key, prefix: Key, after: Key?, limit: Int) throws(OptimistError) -> [(key: Key, value: Record)]
+
+    /// A view's value over the confirmed records of `collection` whose key starts with
+    /// `prefix`, computed where the records are (one query on a store file).
+    func aggregate(_ collection: Key, prefix: Key, kind: ViewKind) throws(OptimistError) -> Double
+
+    /// The store call in progress ended: the cache is trimmed to its budget.
+    func endCall()
+
+    /// The store is closing: drop the cache and release what refers to the file (a store
+    /// file's prepared statements, which would keep its connection open).
+    func close()
+
+    /// What the cache holds, for tests and the CLI: entries and estimated bytes.
+    var cacheUsage: (entries: Int, bytes: Int) { get }
+}
+
+/// The cache budget when the opener names none: 32 MiB of parsed records (a phone app's
+/// screenful of records many times over, and small beside the app itself).
+public let defaultCacheBytes = 32 << 20
+
+/// The largest budget taken as given; a larger one is clamped to it (a budget is a bound
+/// on memory, and no device has 256 TiB).
+public let maximumCacheBytes = 1 << 48
+
+extension ViewKind {
+    /// What one record adds to a view of this kind.
+    package func contribution(_ record: Record?) -> Double {
+        guard let record else { return 0 }
+        switch self {
+        case .count: return 1
+        case .sum(let field): return record[field]?.number ?? 0
+        }
+    }
+}

@@ -1,0 +1,161 @@
+/// The confirmed records of an in-memory store, compact: each record as its canonical JSON
+/// bytes in one byte arena per collection, found through a hash index of 8-byte slots, with
+/// a bounded cache of parsed records in front.
+///
+/// A parsed record costs about ten times its JSON (a dictionary of enum values and strings);
+/// the bytes cost about their size. Per record this keeps the arena bytes, a dictionary
+/// entry (key and slot) and the sorted key list scans need, about 1.6x the JSON in all, plus
+/// the cache's budget.
+package final class MemoryStorage: ConfirmedStorage {
+    private var tables: [Key: Table] = [:]
+    private var cache: RecordCache
+
+    package init(cacheBytes: Int = defaultCacheBytes) {
+        cache = RecordCache(budget: cacheBytes)
+    }
+
+    package func record(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
+        let a = RecordAddress(collection: collection, key: key)
+        if let hit = cache.lookup(a) { return hit }
+        let value = try tables[collection]?.record(key)
+        cache.insert(a, value)
+        return value
+    }
+
+    package func setRecord(_ collection: Key, _ key: Key, _ value: Record?) {
+        let table: Table
+        if let t = tables[collection] { table = t } else {
+            table = Table()
+            tables[collection] = table
+        }
+        table.set(key, value)
+        cache.insert(RecordAddress(collection: collection, key: key), value)
+    }
+
+    package func scan(_ collection: Key, prefix: Key, after: Key?, limit: Int) throws(OptimistError) -> [(key: Key, value: Record)] {
+        guard let t = tables[collection] else { return [] }
+        return try t.scan(prefix: prefix, after: after, limit: limit)
+    }
+
+    package func aggregate(_ collection: Key, prefix: Key, kind: ViewKind) throws(OptimistError) -> Double {
+        guard let t = tables[collection] else { return 0 }
+        var total = 0.0
+        var after: Key?
+        while true {
+            let page = try t.scan(prefix: prefix, after: after, limit: 4096)
+            for (_, r) in page { total += kind.contribution(r) }
+            guard page.count == 4096, let last = page.last else { return total }
+            after = last.key
+        }
+    }
+
+    package func endCall() { cache.trim() }
+
+    package func close() {
+        tables = [:]
+        cache.removeAll()
+    }
+
+    package var cacheUsage: (entries: Int, bytes: Int) { (cache.count, cache.bytes) }
+
+    /// Bytes the arenas hold (live and not yet compacted), for tests.
+    package var arenaBytes: Int { tables.values.reduce(0) { $0 + $1.arena.count } }
+}
+
+extension MemoryStorage {
+    /// One collection: the arena and its index.
+    final class Table {
+        /// Canonical JSON of every record, back to back; rewritten bytes stay until compaction.
+        private(set) var arena: [UInt8] = []
+        /// Each key's bytes in `arena`: offset in the high 40 bits, length in the low 24.
+        private var slots: [Key: UInt64] = [:]
+        /// Bytes in `arena` no slot points at any more.
+        private var garbage = 0
+        private var index = SortedKeyIndex()
+
+        /// Records up to 16 MiB - 1 fit a slot's length; a bigger one is kept in `big`.
+        private static let lengthBits: UInt64 = 24
+        private static let bigLength = (1 << 24) - 1
+        private var big: [Key: [UInt8]] = [:]
+
+        func record(_ key: Key) throws(OptimistError) -> Record? {
+            guard let slot = slots[key] else { return nil }
+            let length = Int(slot & ((1 << Self.lengthBits) - 1))
+            if length == Self.bigLength { return try Self.parse(big[key] ?? [], key) }
+            let offset = Int(slot >> Self.lengthBits)
+            return try arena.withUnsafeBufferPointer { (all) throws(OptimistError) -> Record in
+                try Self.parse(UnsafeBufferPointer(rebasing: all[offset..<offset + length]), key)
+            }
+        }
+
+        private static func parse(_ bytes: [UInt8], _ key: Key) throws(OptimistError) -> Record {
+            try bytes.withUnsafeBufferPointer { (b) throws(OptimistError) -> Record in try parse(b, key) }
+        }
+
+        private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, _ key: Key) throws(OptimistError) -> Record {
+            do { return try JSONParser.parseObject(bytes) } catch {
+                throw .internal("record \(key) in memory does not parse: \(error)")  // we wrote it: a bug
+            }
+        }
+
+        func set(_ key: Key, _ value: Record?) {
+            if let old = slots[key] {
+                let length = Int(old & ((1 << Self.lengthBits) - 1))
+                if length == Self.bigLength { big.removeValue(forKey: key) } else { garbage += length }
+            }
+            guard let value else {
+                if slots.removeValue(forKey: key) != nil { index.noteRemoval() }
+                compactIfWasteful()
+                return
+            }
+            let offset = arena.count
+            JSONWriter.writeObject(value, into: &arena)
+            var length = arena.count - offset
+            if length >= Self.bigLength {
+                big[key] = Array(arena[offset...])
+                arena.removeSubrange(offset...)
+                length = Self.bigLength
+            }
+            if slots.updateValue(UInt64(offset) << Self.lengthBits | UInt64(length), forKey: key) == nil {
+                index.insert(key)
+                if index.needsMerge { index.prepare(contains: { slots[$0] != nil }) }
+            }
+            compactIfWasteful()
+        }
+
+        /// Rewrites the arena without dead bytes once they are more than half of it, so the
+        /// arena stays within twice the live bytes whatever the rewrite pattern; the cost is
+        /// O(live bytes), paid after at least as many dead bytes were written.
+        private func compactIfWasteful() {
+            guard garbage > 1 << 16, garbage * 2 > arena.count else { return }
+            var fresh = [UInt8]()
+            fresh.reserveCapacity(arena.count - garbage)
+            for (key, slot) in slots {
+                let length = Int(slot & ((1 << Self.lengthBits) - 1))
+                if length == Self.bigLength { continue }
+                let offset = Int(slot >> Self.lengthBits)
+                let start = fresh.count
+                fresh.append(contentsOf: arena[offset..<offset + length])
+                slots[key] = UInt64(start) << Self.lengthBits | UInt64(length)
+            }
+            arena = fresh
+            garbage = 0
+        }
+
+        func scan(prefix: Key, after: Key?, limit: Int) throws(OptimistError) -> [(key: Key, value: Record)] {
+            index.prepare(contains: { slots[$0] != nil })
+            let keys = index.sorted
+            var i = index.lowerBound(prefix)
+            if let after, prefix < after { i = index.lowerBound(after) }
+            var out = [(key: Key, value: Record)]()
+            while i < keys.count, out.count < limit {
+                let k = keys[i]
+                i += 1
+                guard k.hasBytePrefix(prefix) else { break }
+                if let after, !(after < k) { continue }
+                if let r = try record(k) { out.append((k, r)) }
+            }
+            return out
+        }
+    }
+}

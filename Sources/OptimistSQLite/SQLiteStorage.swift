@@ -1,0 +1,250 @@
+import CSQLite
+import OptimistCore
+
+/// The confirmed records of a store file: in the file's `records` table, read on demand
+/// through a bounded cache of parsed records.
+///
+/// The background writer lags the store by a few milliseconds (longer for a big batch or a
+/// full disk), so a record the store confirmed may not be in the file yet. Such records stay
+/// in ``unwritten`` (outside the cache's budget, never evicted) until the journal append that
+/// carries them is committed: the journal numbers its appends, and the writer publishes the
+/// highest number it committed. Reads look there first, so they never see the file behind
+/// the store; scans and view aggregates merge it over the file's rows.
+///
+/// Used under the store's lock (one call at a time); the file is read through the writer's
+/// connection, one statement at a time under its gate (see ``Connection``).
+final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
+    private let connection: Connection
+    private let writer: WriterState
+    private var getRecord: Statement?
+    /// Scan statements by shape: (has a lower bound after a key, has an upper bound).
+    private var scans: [Int: Statement] = [:]
+    private var cache: RecordCache
+
+    private struct Unwritten {
+        var value: Record?
+        /// The journal append that carries it.
+        var append: UInt64
+    }
+    private var unwritten: [RecordAddress: Unwritten] = [:]
+    /// Unwritten records in append order, so committed ones are let go in order.
+    private var order: [(address: RecordAddress, append: UInt64)] = []
+    private var orderHead = 0
+
+    init(connection: Connection, writer: WriterState, cacheBytes: Int) throws(OptimistError) {
+        self.connection = connection
+        self.writer = writer
+        cache = RecordCache(budget: cacheBytes)
+        // The writer thread runs already: the connection is shared from here on.
+        getRecord = try connection.serially { () throws(OptimistError) in
+            try connection.prepare("SELECT value FROM records WHERE coll = ? AND key = ?")
+        }
+    }
+
+    // MARK: Reads
+
+    func record(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
+        let a = RecordAddress(collection: collection, key: key)
+        if let u = unwritten[a] { return u.value }
+        if let hit = cache.lookup(a) { return hit }
+        let value = try fileRecord(a)
+        cache.insert(a, value)
+        return value
+    }
+
+    /// The record as the file holds it.
+    private func fileRecord(_ a: RecordAddress) throws(OptimistError) -> Record? {
+        try connection.serially { () throws(OptimistError) -> Record? in try fileRecordLocked(a) }
+    }
+
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, _ a: RecordAddress) throws(OptimistError) -> Record {
+        do { return try JSONParser.parseObject(bytes) } catch {
+            throw .corrupt("record \(a.collection)/\(a.key) in the store file is damaged (not a JSON object: \(error))")
+        }
+    }
+
+    func scan(_ collection: Key, prefix: Key, after: Key?, limit: Int) throws(OptimistError) -> [(key: Key, value: Record)] {
+        // Unwritten keys of the range, sorted: usually none or a few.
+        var pending = [Key]()
+        for a in unwritten.keys where a.collection == collection && a.key.hasBytePrefix(prefix) {
+            if let after, !(after < a.key) { continue }
+            pending.append(a.key)
+        }
+        pending.sort()
+        var out = [(key: Key, value: Record)]()
+        var rows = [(key: Key, value: Record)]()
+        var r = 0, p = 0
+        var fileAfter = after
+        var fileDone = false
+        while out.count < limit {
+            if r == rows.count, !fileDone {
+                rows = try fileRows(collection, prefix: prefix, after: fileAfter, limit: limit)
+                r = 0
+                fileDone = rows.count < limit
+                if let last = rows.last { fileAfter = last.key }
+            }
+            let fk = r < rows.count ? rows[r].key : nil
+            let pk = p < pending.count ? pending[p] : nil
+            if let pk, fk == nil || !(fk! < pk) {
+                if fk == pk { r += 1 }  // the file's older row
+                p += 1
+                if let v = unwritten[RecordAddress(collection: collection, key: pk)]?.value { out.append((pk, v)) }
+            } else if fk != nil {
+                out.append(rows[r])
+                r += 1
+            } else {
+                break
+            }
+        }
+        return out
+    }
+
+    /// Up to `limit` rows of the file under `prefix` after `after`, in key order.
+    private func fileRows(_ collection: Key, prefix: Key, after: Key?, limit: Int) throws(OptimistError) -> [(key: Key, value: Record)] {
+        let upper = Self.upperBound(prefix)
+        let shape = (after != nil ? 1 : 0) | (upper != nil ? 2 : 0)
+        let s: Statement
+        if let cached = scans[shape] { s = cached } else {
+            var sql = "SELECT key, value FROM records WHERE coll = ?1 AND key >= ?2"
+            if after != nil { sql += " AND key > ?3" }
+            if upper != nil { sql += " AND key < ?4" }
+            sql += " ORDER BY key LIMIT ?5"
+            s = try connection.serially { () throws(OptimistError) in try connection.prepare(sql) }
+            scans[shape] = s
+        }
+        return try connection.serially { () throws(OptimistError) -> [(key: Key, value: Record)] in
+            s.bind(1, collection)
+            s.bind(2, prefix)
+            if let after { s.bind(3, after) }
+            if let upper { s.bindText(4, bytes: upper) }
+            s.bind(5, limit)
+            defer { s.reset() }
+            var out = [(key: Key, value: Record)]()
+            while try s.step() {
+                let key = Key(s.text(0) ?? "")
+                let value = try s.withBytes(1) { (b) throws(OptimistError) in try Self.parse(b, RecordAddress(collection: collection, key: key)) }
+                out.append((key, value))
+            }
+            return out
+        }
+    }
+
+    /// The smallest byte string above every key that starts with `prefix`: the prefix with
+    /// its last byte raised by one (UTF-8 never has 0xFF, so no carry); nil for "" (no bound).
+    static func upperBound(_ prefix: Key) -> [UInt8]? {
+        var bytes = Array(prefix.string.utf8)
+        guard let last = bytes.popLast() else { return nil }
+        bytes.append(last + 1)
+        return bytes
+    }
+
+    // MARK: Views
+
+    /// One query over the file's rows (SQLite's JSON functions pick the field out, so no
+    /// record is parsed here), corrected by the records the file does not have yet.
+    func aggregate(_ collection: Key, prefix: Key, kind: ViewKind) throws(OptimistError) -> Double {
+        let upper = Self.upperBound(prefix)
+        var sql: String
+        var path: String?
+        switch kind {
+        case .count:
+            sql = "SELECT count(*) FROM records WHERE coll = ?1 AND key >= ?2"
+        case .sum(let field):
+            // A JSON path names the member as a quoted label; a name with a quote or a
+            // backslash cannot be spelled there, and is summed by parsing the records instead.
+            if field.string.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C }) {
+                return try aggregateByParsing(collection, prefix: prefix, kind: kind)
+            }
+            path = "$.\"" + field.string + "\""
+            sql = "SELECT total(json_extract(value, ?3)) FROM records WHERE coll = ?1 AND key >= ?2"
+                + " AND json_type(value, ?3) IN ('integer', 'real')"
+        }
+        if upper != nil { sql += " AND key < ?4" }
+        return try connection.serially { () throws(OptimistError) -> Double in
+            let s = try connection.prepare(sql)
+            s.bind(1, collection)
+            s.bind(2, prefix)
+            if let path { s.bind(3, path) }
+            if let upper { s.bindText(4, bytes: upper) }
+            defer { s.reset() }
+            guard try s.step() else { return 0 }
+            var total = s.double(0)
+            // Unwritten records replace what the file's rows added.
+            for (a, u) in unwritten where a.collection == collection && a.key.hasBytePrefix(prefix) {
+                total += kind.contribution(u.value) - kind.contribution(try fileRecordLocked(a))
+            }
+            return total
+        }
+    }
+
+    /// ``fileRecord(_:)`` for a caller already holding the gate.
+    private func fileRecordLocked(_ a: RecordAddress) throws(OptimistError) -> Record? {
+        guard let getRecord else { throw .misuse("the store is closed") }
+        getRecord.bind(1, a.collection)
+        getRecord.bind(2, a.key)
+        defer { getRecord.reset() }
+        guard try getRecord.step() else { return nil }
+        return try getRecord.withBytes(0) { (bytes) throws(OptimistError) in try Self.parse(bytes, a) }
+    }
+
+    private func aggregateByParsing(_ collection: Key, prefix: Key, kind: ViewKind) throws(OptimistError) -> Double {
+        var total = 0.0
+        var after: Key?
+        while true {
+            let page = try scan(collection, prefix: prefix, after: after, limit: 4096)
+            for (_, r) in page { total += kind.contribution(r) }
+            guard page.count == 4096, let last = page.last else { return total }
+            after = last.key
+        }
+    }
+
+    // MARK: Writes
+
+    func setRecord(_ collection: Key, _ key: Key, _ value: Record?) {
+        let a = RecordAddress(collection: collection, key: key)
+        // The store appends this call's journal entries after the call: the next append.
+        let append = writer.appendedCount.load(ordering: .acquiring) &+ 1
+        unwritten[a] = Unwritten(value: value, append: append)
+        order.append((a, append))
+        cache.remove(a)
+    }
+
+    func endCall() {
+        let committed = writer.committedCount.load(ordering: .acquiring)
+        while orderHead < order.count, order[orderHead].append <= committed {
+            let (a, append) = order[orderHead]
+            orderHead += 1
+            if let u = unwritten[a], u.append == append {
+                unwritten.removeValue(forKey: a)
+                cache.insert(a, u.value)  // just written: likely read again soon
+            }
+        }
+        if orderHead == order.count {
+            order.removeAll(keepingCapacity: order.count <= 4096)
+            orderHead = 0
+        } else if orderHead > 4096, orderHead * 2 > order.count {
+            order.removeFirst(orderHead)
+            orderHead = 0
+        }
+        if unwritten.isEmpty && unwritten.capacity > 4096 { unwritten = [:] }
+        cache.trim()
+    }
+
+    var cacheUsage: (entries: Int, bytes: Int) { (cache.count, cache.bytes) }
+
+    /// Finalizes the statements before the writer closes the connection (a statement left
+    /// would keep the connection, and the file's lock, open).
+    func close() {
+        connection.gate.locked {
+            getRecord = nil
+            scans = [:]
+        }
+        cache.removeAll()
+        unwritten = [:]
+        order = []
+        orderHead = 0
+    }
+
+    /// Confirmed records not yet in the file (for tests).
+    var unwrittenCount: Int { unwritten.count }
+}
