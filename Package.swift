@@ -50,8 +50,11 @@ let package = Package(
         .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "CSQLite"], path: "Benchmarks/Swift"),
         // A child process the crash tests kill with SIGKILL.
         .executableTarget(name: "optimist-crash-child", dependencies: ["Optimist"], path: "Tests/CrashChild"),
-        .testTarget(name: "OptimistCoreTests", dependencies: ["OptimistCore"]),
-        .testTarget(name: "OptimistSQLiteTests", dependencies: ["Optimist"]),
+        // What several test targets share: seeded randomness, op shorthands, the naive model
+        // and the model-based run.
+        .target(name: "OptimistTestSupport", dependencies: ["OptimistCore"], path: "Tests/Support"),
+        .testTarget(name: "OptimistCoreTests", dependencies: ["OptimistCore", "OptimistTestSupport"]),
+        .testTarget(name: "OptimistSQLiteTests", dependencies: ["Optimist", "OptimistTestSupport"]),
         .testTarget(name: "OptimistTests", dependencies: ["Optimist"]),
         .testTarget(name: "OptimistSyncTests", dependencies: ["OptimistSync", "Optimist"]),
     ],

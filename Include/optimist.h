@@ -207,6 +207,40 @@ void optimist_free(void *p);
 int optimist_open(const char *path, optimist_store **out);
 
 /*
+** How a store opens: the argument of optimist_open_ext.
+**
+** VERSIONING: as optimist_sync_options. Initialise with OPTIMIST_OPEN_OPTIONS_INIT (which sets
+** version and every default), then change the members you need:
+**
+**     optimist_open_options o = OPTIMIST_OPEN_OPTIONS_INIT;
+**     o.cache_bytes = 8 << 20;
+**
+** cache_bytes bounds the memory of parsed records the store keeps. A store file keeps its
+** confirmed records in the file and reads them on demand through this cache (opening a store
+** file reads only its not-yet-ended mutations and its views: it costs O(pending), not
+** O(records)); an in-memory store keeps its records as compact JSON bytes behind the same
+** cache. Memory also holds what is pending (each touched record's pending value) and, for a
+** store file, confirmed records the background writer has not written yet. 0 is
+** OPTIMIST_MISUSE; the smallest positive value keeps nothing between calls (slow, but
+** correct); values above 2^48 are clamped to it.
+*/
+typedef struct optimist_open_options {
+    unsigned int version;           /* OPTIMIST_OPEN_OPTIONS_VERSION */
+    size_t cache_bytes;             /* OPTIMIST_CACHE_BYTES_DEFAULT: 33554432 (32 MiB) */
+} optimist_open_options;
+
+#define OPTIMIST_OPEN_OPTIONS_VERSION 1
+#define OPTIMIST_CACHE_BYTES_DEFAULT ((size_t)32 << 20)
+#define OPTIMIST_OPEN_OPTIONS_INIT { OPTIMIST_OPEN_OPTIONS_VERSION, OPTIMIST_CACHE_BYTES_DEFAULT }
+
+/*
+** optimist_open with options (opts NULL: the defaults, as optimist_open). Returns what
+** optimist_open returns, and OPTIMIST_MISUSE for a version this library does not read or a
+** cache_bytes of 0.
+*/
+int optimist_open_ext(const char *path, const optimist_open_options *opts, optimist_store **out);
+
+/*
 ** Flushes and closes the store, and releases it. The handle stays a tombstone: later calls with
 ** it return OPTIMIST_MISUSE, except optimist_close itself, which returns OPTIMIST_OK again.
 ** s NULL is a no-op returning OPTIMIST_OK.

@@ -45,7 +45,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
 
     func record(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
         let a = RecordAddress(collection: collection, key: key)
-        if let u = unwritten[a] { return u.value }
+        if !unwritten.isEmpty, let u = unwritten[a] { return u.value }
         if let hit = cache.lookup(a) { return hit }
         let value = try fileRecord(a)
         cache.insert(a, value)
@@ -206,7 +206,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         let append = writer.appendedCount.load(ordering: .acquiring) &+ 1
         unwritten[a] = Unwritten(value: value, append: append)
         order.append((a, append))
-        cache.remove(a)
+        cache.update(a, value)  // still right once written; not added when not cached
     }
 
     func endCall() {
@@ -215,8 +215,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
             let (a, append) = order[orderHead]
             orderHead += 1
             if let u = unwritten[a], u.append == append {
-                unwritten.removeValue(forKey: a)
-                cache.insert(a, u.value)  // just written: likely read again soon
+                unwritten.removeValue(forKey: a)  // the file has it (and the cache, if it was read)
             }
         }
         if orderHead == order.count {

@@ -36,7 +36,13 @@ public enum SQLiteStoreFile {
                 throw OptimistError.io("\(path): cannot switch to WAL mode")
             }
             // A big batch grows the WAL; after its checkpoint the file is cut back to 8 MB.
-            try c.exec("PRAGMA cache_size = -8000; PRAGMA temp_store = MEMORY; PRAGMA journal_size_limit = 8388608")
+            // Records are read on demand: the file is memory-mapped (up to 1 GiB), so a read
+            // that misses the store's cache costs no system call, and the pages it touches are
+            // the kernel's clean file pages (reclaimable), not the process's own memory.
+            try c.exec("""
+                PRAGMA cache_size = -8000; PRAGMA temp_store = MEMORY; PRAGMA journal_size_limit = 8388608;
+                PRAGMA mmap_size = 1073741824
+                """)
             try markOpen(c)
             let snapshot = try SnapshotLoader.load(c)
             let journal = try SQLiteJournal(writer: try BatchWriter(c))

@@ -3,6 +3,7 @@
  * strings with OPTIMIST_MISUSE (and a message) instead of crashing, and writes nothing.
  */
 #include "fixtures.h"
+#include <string.h>
 
 static void on_change(void *ctx, const optimist_change *changes, size_t n) {
     (void)ctx; (void)changes; (void)n;
@@ -161,8 +162,43 @@ static void wrong_handle_kind(void) {
     optimist_batch_free(b);
 }
 
+/* optimist_open_ext: versioned options; bad ones are MISUSE and open nothing. */
+static void open_options(void) {
+    optimist_store *t = NULL;
+    optimist_open_options o = OPTIMIST_OPEN_OPTIONS_INIT;
+    CHECK(o.version == OPTIMIST_OPEN_OPTIONS_VERSION && o.cache_bytes == OPTIMIST_CACHE_BYTES_DEFAULT);
+    CHECK_FAILS(optimist_open_ext(NULL, &o, NULL), OPTIMIST_MISUSE);
+    o.cache_bytes = 0;
+    CHECK_FAILS(optimist_open_ext(NULL, &o, &t), OPTIMIST_MISUSE);
+    CHECK(t == NULL);
+    o.cache_bytes = 1;
+    o.version = 99;
+    CHECK_FAILS(optimist_open_ext(NULL, &o, &t), OPTIMIST_MISUSE);
+    CHECK(t == NULL);
+    o.version = OPTIMIST_OPEN_OPTIONS_VERSION;
+    CHECK_OK(optimist_open_ext(NULL, &o, &t)); /* a one-byte cache: slow, but correct */
+    optimist_batch *b = batch_of_put("c", "k", "{\"v\":1}");
+    uint64_t id = 0;
+    char *json = NULL;
+    CHECK_OK(optimist_server_apply(t, b));
+    CHECK_OK(optimist_mutate(t, b, NULL, &id));
+    CHECK_OK(optimist_get(t, "c", "k", &json));
+    CHECK(json != NULL && strcmp(json, "{\"v\":1}") == 0);
+    optimist_free(json);
+    CHECK_OK(optimist_close(t));
+    o.cache_bytes = (size_t)-1; /* clamped */
+    t = NULL;
+    CHECK_OK(optimist_open_ext(NULL, &o, &t));
+    CHECK_OK(optimist_close(t));
+    t = NULL;
+    CHECK_OK(optimist_open_ext(NULL, NULL, &t)); /* NULL: the defaults */
+    CHECK_OK(optimist_close(t));
+    optimist_batch_free(b);
+}
+
 int main(void) {
     optimist_store *s = open_memory();
+    open_options();
     null_store();
     null_batch(s);
     null_strings(s);

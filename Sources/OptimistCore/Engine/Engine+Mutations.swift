@@ -83,7 +83,19 @@ extension Engine {
     }
 
     func serverApply(_ ops: [Op]) throws(OptimistError) {
-        let results = try evaluate(ops, on: { (c, k) throws(OptimistError) in try storage.record(c.name, k) }, skipFailing: false)
+        // A bulk load (a pull) of puts and deletes that nobody watches needs no old values:
+        // a put does not read what it replaces, and without views, listeners or pending
+        // edits on its keys nothing else does. The records then need not be read at all.
+        let blind = subscriptions.isEmpty && ops.allSatisfy { op in
+            switch op {
+            case .put, .delete:
+                guard let c = collections[op.collection] else { return true }
+                return c.views.isEmpty && c.overlay.isEmpty
+            default: return false
+            }
+        }
+        let results = try evaluate(ops, on: { (c, k) throws(OptimistError) in blind ? nil : try storage.record(c.name, k) },
+                                   skipFailing: false)
         for (c, key, _) in results { noteTouch(c, key) }
         confirm(results)
         for (c, key, _) in results where c.overlay.index(forKey: key) != nil { recompute(c, key) }

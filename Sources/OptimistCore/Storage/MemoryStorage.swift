@@ -29,7 +29,7 @@ package final class MemoryStorage: ConfirmedStorage {
             tables[collection] = table
         }
         table.set(key, value)
-        cache.insert(RecordAddress(collection: collection, key: key), value)
+        cache.update(RecordAddress(collection: collection, key: key), value)
     }
 
     package func scan(_ collection: Key, prefix: Key, after: Key?, limit: Int) throws(OptimistError) -> [(key: Key, value: Record)] {

@@ -63,6 +63,13 @@ package struct RecordCache {
         bytes += size
     }
 
+    /// Replaces a cached entry's value; an address not cached stays uncached (a bulk write
+    /// should not fill the cache with records nobody read, each costing an estimate).
+    @inline(__always) package mutating func update(_ a: RecordAddress, _ value: Record?) {
+        guard slots[a] != nil else { return }
+        insert(a, value)
+    }
+
     package mutating func remove(_ a: RecordAddress) {
         guard let i = slots.removeValue(forKey: a) else { return }
         bytes -= ring[i].bytes

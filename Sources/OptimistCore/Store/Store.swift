@@ -292,6 +292,10 @@ public final class Store: Sendable {
 
     public var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
 
+    /// What the record cache holds now: entries and their estimated bytes (for tests and
+    /// diagnostics; the budget is the `cacheBytes` the store was opened with).
+    package var cacheUsage: (entries: Int, bytes: Int) { state.withLock { $0.storage.cacheUsage } }
+
     // MARK: Attachments
 
     /// Attaches `a` (the store's sync): it hears of queued mutations and of the close.

@@ -98,6 +98,20 @@ TRANSPORT = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p, c_char_p, POINTER(c_c
 #: ``void (*optimist_sync_listener)(void *ctx, const char *status_json)``
 SYNC_LISTENER = CFUNCTYPE(None, c_void_p, c_char_p)
 
+#: ``OPTIMIST_OPEN_OPTIONS_VERSION`` and ``OPTIMIST_CACHE_BYTES_DEFAULT``.
+OPEN_OPTIONS_VERSION = 1
+CACHE_BYTES_DEFAULT = 32 << 20
+
+
+class OpenOptions(Structure):
+    """``optimist_open_options`` (version 1), passed by reference to ``optimist_open_ext``."""
+
+    _fields_ = [
+        ("version", c_uint),
+        ("cache_bytes", c_size_t),
+    ]
+
+
 #: ``OPTIMIST_SYNC_OPTIONS_VERSION``: the members :class:`SyncOptions` has.
 SYNC_OPTIONS_VERSION = 1
 
@@ -135,6 +149,7 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "optimist_free": (None, [c_void_p]),
 
     "optimist_open": (c_int, [c_char_p, _out_handle]),
+    "optimist_open_ext": (c_int, [c_char_p, c_void_p, _out_handle]),
     "optimist_close": (c_int, [_store]),
     "optimist_flush": (c_int, [_store]),
     "optimist_client_id": (c_int, [_store, _out_string]),

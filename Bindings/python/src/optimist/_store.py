@@ -34,6 +34,7 @@ _take = _ffi.take_string
 _loads = json.loads
 
 _open = _lib.optimist_open
+_open_ext = _lib.optimist_open_ext
 _close = _lib.optimist_close
 _flush = _lib.optimist_flush
 _client_id = _lib.optimist_client_id
@@ -71,7 +72,10 @@ class Store(SyncMixin):
     read returns (the pending mutations re-applied, in order, on the confirmed state).
 
     ``Store()`` (or ``Store(None)``) is in memory; ``Store(path)`` opens or creates a store
-    file. Use it as a context manager, or call :meth:`close`. One store may be used from many
+    file. A store file keeps its records in the file and reads them on demand through a cache
+    of at most ``cache_bytes`` of parsed records (default 32 MiB); opening reads only what is
+    pending, so it costs O(pending mutations), not O(records). ``cache_bytes`` must be
+    positive (:class:`MisuseError` otherwise); values above 2**48 are clamped to it. Use it as a context manager, or call :meth:`close`. One store may be used from many
     threads at once. :meth:`sync_start` lets the library send and pull by itself (the
     ``sync_*`` methods come from :class:`optimist._sync.SyncMixin`).
 
@@ -79,7 +83,7 @@ class Store(SyncMixin):
         StoreIOError, CorruptError, BusyError: the file could not be opened.
     """
 
-    def __init__(self, path: Optional[PathLike] = None) -> None:
+    def __init__(self, path: Optional[PathLike] = None, *, cache_bytes: Optional[int] = None) -> None:
         self._h: Optional[c_void_p] = None
         self._closed = False
         self._subs: Dict[int, Subscription] = {}
@@ -87,7 +91,13 @@ class Store(SyncMixin):
         if p is not None and b"\0" in p:
             raise MisuseError("path must not contain a NUL character")
         h = c_void_p()
-        check(_open(p, byref(h)))
+        if cache_bytes is None:
+            check(_open(p, byref(h)))
+        else:
+            if isinstance(cache_bytes, bool) or not isinstance(cache_bytes, int) or cache_bytes <= 0:
+                raise MisuseError(f"cache_bytes must be a positive int, not {cache_bytes!r}")
+            opts = _ffi.OpenOptions(_ffi.OPEN_OPTIONS_VERSION, min(cache_bytes, 1 << 48))
+            check(_open_ext(p, byref(opts), byref(h)))
         self._h = h
         #: The path the store was opened on (None: in memory).
         self.path: Optional[str] = None if path is None else os.fsdecode(p)  # type: ignore[arg-type]

@@ -1,0 +1,201 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import Optimist
+@testable import OptimistSQLite
+import OptimistTestSupport
+import CSQLite
+
+/// Storage that scales: confirmed records stay in the store file and are read on demand.
+@Suite struct StorageTests {
+    /// The model-based test on a store file with a one-byte cache (nothing is kept between
+    /// calls, so every read of a confirmed record goes to the file, or to the records the
+    /// writer has not written yet), reopened every 10 steps: what a reopen loads (pending
+    /// mutations, persisted views) must give the same state.
+    @Test(arguments: 0..<60)
+    func modelWithATinyCacheAndReopens(seed: Int) throws {
+        let dir = TempDir()
+        let path = dir.file("model.optimist")
+        var evicted = true
+        let problems = try ModelRun.run(seed: seed, steps: 60, reopenEvery: 10,
+                                        open: { try Store.open(path: path, cacheBytes: 1) },
+                                        afterStep: { s in
+                                            if s.cacheUsage.entries != 0 { evicted = false }
+                                            return []
+                                        })
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(evicted)
+    }
+
+    /// Opening reads no record: a store of many records opens with an empty cache, and a
+    /// record comes from the file when first read.
+    @Test func openReadsNoRecordAndReadsOnDemand() throws {
+        let dir = TempDir()
+        let path = dir.file("big.optimist")
+        try withStore(path) { (s: Store) throws in
+            let ops = (0..<5_000).map { put("logs", Key("k\(1_000_000 + $0)"), ["i": .number(Double($0))]) }
+            try s.serverApply(ops)
+            try s.defineView("all", collection: "logs", kind: .count)
+            try s.defineView("sum", collection: "logs", prefix: "k10000", kind: .sum(field: "i"))
+        }
+        let s = try Store.open(path: path, cacheBytes: 1 << 20)
+        defer { try? s.close() }
+        #expect(s.cacheUsage.entries == 0)
+        #expect(try s.viewValue("all") == 5_000)
+        #expect(try s.viewValue("sum") == Double((0..<100).reduce(0, +)))  // k1000000…k1000099
+        #expect(s.cacheUsage.entries == 0)   // views come from the file, not from the records
+        #expect(try s.get("logs", "k1002500") == ["i": 2500])
+        #expect(s.cacheUsage.entries == 1)
+        #expect(try s.scan("logs", prefix: "k100250", limit: 3).map(\.key) == ["k1002500", "k1002501", "k1002502"])
+    }
+
+    /// Defining a view over records already in the file computes it there; records the writer
+    /// has not written yet (and pending ones) count as the store shows them.
+    @Test func aViewDefinedOverExistingRecordsCountsWhatTheStoreShows() throws {
+        let dir = TempDir()
+        let path = dir.file("views.optimist")
+        try withStore(path) { (s: Store) throws in
+            try s.serverApply((0..<100).map { put("c", Key("a\($0)"), ["n": .number(Double($0)), "s": "text"]) })
+        }
+        try withStore(path) { (s: Store) throws in
+            try s.serverApply([put("c", "a1", ["n": 1000]), delete("c", "a2"), put("c", "b1", ["n": 5])])  // maybe unwritten
+            let id = try s.mutate([put("c", "a3", ["n": -3]), delete("c", "a4")])
+            try s.defineView("n", collection: "c", prefix: "a", kind: .sum(field: "n"))
+            try s.defineView("count", collection: "c", prefix: "a", kind: .count)
+            try s.defineView("text", collection: "c", kind: .sum(field: "s"))
+            let expected = Double((0..<100).reduce(0, +)) - 1 + 1000 - 2 - 3 + (-3) - 4
+            #expect(try s.viewValue("n") == expected)
+            #expect(try s.viewValue("count") == 98)
+            #expect(try s.viewValue("text") == 0)   // not a number: adds 0
+            try s.rollback(id)
+            #expect(try s.viewValue("n") == expected + 3 + 3 + 4)
+            #expect(try s.viewValue("count") == 99)
+        }
+        try withStore(path) { (s: Store) throws in
+            let expected = Double((0..<100).reduce(0, +)) - 1 + 1000 - 2
+            #expect(try s.viewValue("n") == expected)
+            #expect(try s.viewValue("count") == 99)
+        }
+    }
+
+    /// A scan merges the file's rows, records not yet written and the pending overlay, in key
+    /// order, with limits, whatever the page size.
+    @Test func scansMergeTheFileWithWhatIsInMemory() throws {
+        let dir = TempDir()
+        let path = dir.file("scan.optimist")
+        try withStore(path) { (s: Store) throws in
+            try s.serverApply((0..<10_000).map { put("c", Key("k" + String(100_000 + $0)), ["i": .number(Double($0))]) })
+        }
+        try withStore(path) { (s: Store) throws in
+            try s.serverApply([delete("c", "k100001"), put("c", "k100002x", ["new": true])])
+            _ = try s.mutate([delete("c", "k100003"), put("c", "k100004y", ["p": true]), patch("c", "k100005", ["p": true])])
+            let head = try s.scan("c", prefix: "k10000", limit: 8)
+            #expect(head.map(\.key) == ["k100000", "k100002", "k100002x", "k100004", "k100004y", "k100005", "k100006", "k100007"])
+            #expect(head[5].value == ["i": 5, "p": true])
+            #expect(try s.scan("c").count == 10_000 - 2 + 2)
+            #expect(try s.scan("c", prefix: "k1099", limit: 0).count == 100)
+            #expect(try s.scan("c", prefix: "nothing").isEmpty)
+            #expect(try s.scan("other").isEmpty)
+        }
+    }
+
+    /// A record whose bytes in the file are damaged is CORRUPT when read, and only then:
+    /// every other record, scan and write still works.
+    @Test func aDamagedRecordIsCorruptWhenReadAndNothingElseIsLost() throws {
+        let dir = TempDir()
+        let path = dir.file("damaged.optimist")
+        try withStore(path) { (s: Store) throws in
+            try s.serverApply((0..<100).map { put("c", Key("k\($0)"), ["i": .number(Double($0))]) })
+        }
+        // Damage one row behind the library's back (the store is closed).
+        var db: OpaquePointer?
+        #expect(sqlite3_open(path, &db) == SQLITE_OK)
+        #expect(sqlite3_exec(db, "UPDATE records SET value = '{\"i\": 5,' WHERE key = 'k5'", nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(db)
+        try withStore(path) { (s: Store) throws in
+            #expect(throws: OptimistError.self) { try s.get("c", "k5") }
+            do throws(OptimistError) { _ = try s.get("c", "k5") } catch { #expect(error.code == 8) }  // CORRUPT
+            #expect(try s.get("c", "k6") == ["i": 6])
+            // A mutation over it fails as a whole; others go through.
+            #expect(throws: OptimistError.self) { try s.mutate([put("c", "k7", [:]), patch("c", "k5", ["x": 1])]) }
+            #expect(try s.get("c", "k7") == ["i": 7])
+            let id = try s.mutate([put("c", "k8", ["i": 80])])
+            try s.commit(id)
+            #expect(try s.confirmed("c", "k8") == ["i": 80])
+            // The server's put replaces it: with no view or listener on the collection, nothing
+            // reads what a put replaces, so the damaged bytes are never parsed.
+            try s.serverApply([put("c", "k5", ["i": 5])])
+            #expect(try s.get("c", "k5") == ["i": 5])
+        }
+    }
+
+    /// A cache budget of zero or less is MISUSE; an absurd one is clamped.
+    @Test func cacheBudgetsAreChecked() throws {
+        let dir = TempDir()
+        #expect(throws: OptimistError.self) { try Store.open(path: dir.file("a.optimist"), cacheBytes: 0) }
+        #expect(throws: OptimistError.self) { try Store.open(path: nil, cacheBytes: -1) }
+        #expect(try Store.checkedCacheBytes(Int.max) == maximumCacheBytes)
+        let s = try Store.open(path: dir.file("b.optimist"), cacheBytes: Int.max)
+        try s.serverApply([put("c", "k", ["v": 1])])
+        #expect(try s.get("c", "k") == ["v": 1])
+        try s.close()
+    }
+
+    /// The cache stays within its budget however many records are read.
+    @Test func theCacheStaysWithinItsBudget() throws {
+        let dir = TempDir()
+        let path = dir.file("budget.optimist")
+        try withStore(path) { (s: Store) throws in
+            try s.serverApply((0..<3_000).map { put("c", Key("k\($0)"), ["i": .number(Double($0)), "pad": .string(String(repeating: "x", count: 100))]) })
+        }
+        let budget = 64 << 10
+        let s = try Store.open(path: path, cacheBytes: budget)
+        defer { try? s.close() }
+        for i in 0..<3_000 { #expect(try s.get("c", Key("k\(i)"))?["i"] == .number(Double(i))) }
+        let usage = s.cacheUsage
+        #expect(usage.bytes <= budget)
+        #expect(usage.entries > 10)   // it does keep some
+    }
+
+    /// A store file of the previous layout (version 3: records, no views table) opens, keeps
+    /// its records and pending mutations, and is migrated to version 4.
+    @Test func aVersion3FileMigrates() throws {
+        let dir = TempDir()
+        let path = dir.file("v3.optimist")
+        var db: OpaquePointer?
+        #expect(sqlite3_open(path, &db) == SQLITE_OK)
+        let v3 = """
+        PRAGMA application_id = 1330664525; PRAGMA user_version = 3; PRAGMA journal_mode = WAL;
+        CREATE TABLE meta(one INTEGER PRIMARY KEY CHECK (one = 1), client_id TEXT NOT NULL, next_mutation_id INTEGER NOT NULL,
+            closed_cleanly INTEGER NOT NULL DEFAULT 1, sync_cursor TEXT);
+        CREATE TABLE records(coll TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (coll, key)) WITHOUT ROWID;
+        CREATE TABLE mutations(id INTEGER PRIMARY KEY, ops TEXT NOT NULL, status INTEGER NOT NULL, attempts INTEGER NOT NULL,
+            next_attempt_ms INTEGER NOT NULL, dedupe_key TEXT, policy INTEGER NOT NULL, last_error TEXT,
+            retry INTEGER NOT NULL DEFAULT 0, queue_position INTEGER);
+        CREATE TABLE loaded(seq INTEGER PRIMARY KEY, coll TEXT NOT NULL, from_key TEXT NOT NULL, to_key TEXT NOT NULL, at_ms INTEGER NOT NULL);
+        CREATE TABLE ended_chunks(chunk INTEGER PRIMARY KEY, bits BLOB NOT NULL);
+        INSERT INTO meta VALUES (1, 'client-v3', 3, 1, 'cursor-7');
+        INSERT INTO records VALUES ('logs', 'a', '{"n":1}'), ('logs', 'b', '{"n":2}');
+        INSERT INTO mutations VALUES (2, '[{"coll":"logs","delta":5,"field":"n","key":"b","op":"incr"}]', 1, 0, 0, NULL, 0, NULL, 0, NULL);
+        """
+        #expect(sqlite3_exec(db, v3, nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(db)
+        try withStore(path) { (s: Store) throws in
+            #expect(s.clientID == "client-v3")
+            #expect(try s.get("logs", "a") == ["n": 1])
+            #expect(try s.get("logs", "b") == ["n": 7])
+            #expect(try s.confirmed("logs", "b") == ["n": 2])
+            #expect(try s.syncCursor() == "cursor-7")
+            try s.defineView("total", collection: "logs", kind: .sum(field: "n"))
+            #expect(try s.viewValue("total") == 8)
+        }
+        var check: OpaquePointer?, stmt: OpaquePointer?
+        #expect(sqlite3_open(path, &check) == SQLITE_OK)
+        #expect(sqlite3_prepare_v2(check, "PRAGMA user_version", -1, &stmt, nil) == SQLITE_OK)
+        #expect(sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_int64(stmt, 0) == 4)
+        sqlite3_finalize(stmt)
+        sqlite3_close(check)
+        try withStore(path) { (s: Store) throws in #expect(try s.viewValue("total") == 8) }
+    }
+}
