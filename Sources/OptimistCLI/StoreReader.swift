@@ -7,7 +7,7 @@ final class StoreReader {
     /// "OPTM", the library's `PRAGMA application_id`.
     static let applicationID: Int64 = 0x4F50_544D
     /// The newest layout this tool knows.
-    static let knownVersion: Int64 = 3
+    static let knownVersion: Int64 = 4
 
     let db: Database
     let version: Int64

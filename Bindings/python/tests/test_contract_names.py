@@ -47,7 +47,8 @@ def bare(sig: inspect.Signature) -> str:
 def test_store_methods():
     for name, want in SIGNATURES.items():
         assert bare(inspect.signature(getattr(optimist.Store, name))) == want, name
-    assert bare(inspect.signature(optimist.Store.__init__)) == "(self, path=None)"
+    # The contract's path, then cache_bytes (keyword only: storage that scales).
+    assert bare(inspect.signature(optimist.Store.__init__)) == "(self, path=None, *, cache_bytes=None)"
     assert isinstance(inspect.getattr_static(optimist.Store, "client_id"), property)
 
 

@@ -35,6 +35,7 @@ C_TO_CTYPES = {
     "const optimist_field *": ctypes.POINTER(_ffi.FieldStruct),
     # The sync options are passed with byref(); a header array is (c_char_p * (n + 1)) or None.
     "const optimist_sync_options *": ctypes.c_void_p,
+    "const optimist_open_options *": ctypes.c_void_p,
     "const char *const *": ctypes.POINTER(ctypes.c_char_p),
 }
 

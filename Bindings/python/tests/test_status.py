@@ -127,3 +127,21 @@ def test_the_c_entry_points_refuse_ended_statuses_and_bad_utf8():
         assert out.value is None
         assert lib.optimist_mutations(s._h, 0, ctypes.byref(out)) == _ffi.OK
         assert _ffi.take_string(out) == "[]"
+
+
+def test_cache_bytes_is_checked_and_a_tiny_cache_still_reads_right(tmp_path):
+    import optimist as o
+    for bad in (0, -1, 1.5, True, "8"):
+        with pytest.raises(o.MisuseError):
+            o.Store(tmp_path / "bad.db", cache_bytes=bad)
+    path = tmp_path / "tiny.db"
+    with o.Store(path, cache_bytes=1) as s:
+        s.server_apply([o.put("logs", f"k{i:03}", {"i": i}) for i in range(200)])
+        s.view_define("n", "logs", "", "sum:i")
+        s.mutate([o.incr("logs", "k007", "i", 100)])
+    with o.Store(path, cache_bytes=1) as s:  # reopened: the view is kept, records read on demand
+        assert s.view_get("n") == sum(range(200)) + 100
+        assert s.get("logs", "k007") == {"i": 107}
+        assert [k for k, _ in s.scan("logs", "k19")] == [f"k{i}" for i in range(190, 200)]
+    with o.Store(path, cache_bytes=1 << 60) as s:  # clamped
+        assert s.get("logs", "k199") == {"i": 199}
