@@ -61,18 +61,18 @@ extension Engine {
             guard r.status.isLive else { continue }
             let m = LiveMutation(record: r)
             live[MutationKey(r.id)] = m
-            // Old values first (the overlay's, or the confirmed record), then the chain grows.
+            // Old values first (the overlay's, or the confirmed record: only the records pending
+            // mutations touch are read, O(pending)), then the chain grows.
             let results = try evaluate(r.ops, on: { (c, k) throws(OptimistError) in try readVisible(c, k) }, skipFailing: true)
             var olds = [Record?]()
             olds.reserveCapacity(results.count)
-            for (c, key, _) in results { olds.append(try readVisible(c, key)) }
+            for (c, key, _) in results { olds.append(visible(c, key)) }
             for a in m.touched {
                 collection(a.collection).chains[a.key, default: PendingChain()].append(r.id)
             }
             for (i, (c, key, value)) in results.enumerated() { setVisible(c, key, value, old: olds[i]) }
             if r.status == .pending { due.append(DueEntry(r)) }
             if let k = r.dedupeKey { dedupe[k] = r.id }
-            storage.endCall()  // keep the cache within its budget while many are folded
         }
         for (id, status) in s.ended {
             maxID = max(maxID, id)
