@@ -96,8 +96,8 @@ enum StorageBench {
             _ = try store.get(coll, hot)
             var hits = [UInt64]()
             for _ in 0..<20_000 { hits.append(try timeNs { _ = try store.get(coll, hot) }) }
-            var rng = SplitMix(seed: 42)
-            let keys = (0..<20_000).map { _ in key(Int(rng.next() % UInt64(n))) }
+            var rng = Rand(seed: 42)
+            let keys = (0..<20_000).map { _ in key(rng.below(n)) }
             var misses = [UInt64]()
             for k in keys { misses.append(try timeNs { _ = try store.get(coll, k) }) }
             emit([("section", .str("storage")), ("kind", .str("get_hit")), ("n", .int(n))] + Summary(ns: hits).fields)
@@ -157,7 +157,7 @@ enum StorageBench {
         defer { fclose(f) }
         var line = [CChar](repeating: 0, count: 256)
         guard fgets(&line, 256, f) != nil else { return 0 }
-        let parts = String(cString: line).split(separator: " ")
+        let parts = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ")
         guard parts.count >= 2, let pages = Int(parts[1]) else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
@@ -201,19 +201,6 @@ enum StorageBench {
             out[String(kv[0].filter { $0 != "\"" })] = Double(kv[1].trimmingCharacters())
         }
         return out
-    }
-}
-
-/// A small seeded generator, so every run reads the same random keys.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -153,7 +153,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
             // A JSON path names the member as a quoted label; a name with a quote or a
             // backslash cannot be spelled there, and is summed by parsing the records instead.
             if field.string.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C }) {
-                return try aggregateByParsing(collection, prefix: prefix, kind: kind)
+                return try aggregateByScanning(collection, prefix: prefix, kind: kind)
             }
             path = "$.\"" + field.string + "\""
             sql = "SELECT total(json_extract(value, ?3)) FROM records WHERE coll = ?1 AND key >= ?2"
@@ -185,17 +185,6 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         defer { getRecord.reset() }
         guard try getRecord.step() else { return nil }
         return try getRecord.withBytes(0) { (bytes) throws(OptimistError) in try Self.parse(bytes, a) }
-    }
-
-    private func aggregateByParsing(_ collection: Key, prefix: Key, kind: ViewKind) throws(OptimistError) -> Double {
-        var total = 0.0
-        var after: Key?
-        while true {
-            let page = try scan(collection, prefix: prefix, after: after, limit: 4096)
-            for (_, r) in page { total += kind.contribution(r) }
-            guard page.count == 4096, let last = page.last else { return total }
-            after = last.key
-        }
     }
 
     // MARK: Writes

@@ -176,15 +176,6 @@ import OptimistSQLite
             """)
     }
 
-    func pragma(_ path: String, _ sql: String) -> Int64 {
-        var db: OpaquePointer?, stmt: OpaquePointer?
-        precondition(sqlite3_open(path, &db) == SQLITE_OK)
-        defer { sqlite3_close(db) }
-        precondition(sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK)
-        defer { sqlite3_finalize(stmt) }
-        return sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1
-    }
-
     @Test func version1FilesKeepTheirEndedStatuses() throws {
         let dir = TempDir()
         let path = dir.file("v1.db")

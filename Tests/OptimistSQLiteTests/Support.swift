@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Optimist
+import CSQLite
 
 /// A fresh directory under /tmp, removed with its (flat) contents when released.
 final class TempDir {
@@ -82,4 +83,14 @@ final class TinyDisk {
     }
 
     deinit { runCommand(["/bin/umount", "-l", dir.path]) }
+}
+
+/// The first integer column of `sql`'s first row on the closed store file at `path` (-1: no row).
+func pragma(_ path: String, _ sql: String) -> Int64 {
+    var db: OpaquePointer?, stmt: OpaquePointer?
+    precondition(sqlite3_open(path, &db) == SQLITE_OK)
+    defer { sqlite3_close(db) }
+    precondition(sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK)
+    defer { sqlite3_finalize(stmt) }
+    return sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1
 }

@@ -259,15 +259,18 @@ final class Engine {
 
     /// `V[key] = fold(chain[key], C[key])`, skipping ops that no longer apply.
     func recompute(_ c: CollectionState, _ key: Key) {
+        let confirmed: Record?
         let old: Record?
         if let i = c.overlay.index(forKey: key) {
             old = c.overlay.values[i]
+            confirmed = confirmedRecord(c.name, key)
         } else if c.chains[key] == nil {
             return  // no overlay and no chain: V is C already
         } else {
-            old = confirmedRecord(c.name, key)
+            confirmed = confirmedRecord(c.name, key)
+            old = confirmed
         }
-        var v = confirmedRecord(c.name, key)
+        var v = confirmed
         if let chain = c.chains[key] {
             for id in chain {
                 guard let m = live[MutationKey(id)] else { continue }

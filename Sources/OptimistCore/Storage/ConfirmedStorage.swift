@@ -47,6 +47,21 @@ public let defaultCacheBytes = 32 << 20
 /// on memory, and no device has 256 TiB).
 public let maximumCacheBytes = 1 << 48
 
+extension ConfirmedStorage {
+    /// A view's value computed by scanning the records a page at a time: the in-memory
+    /// storage's aggregate, and the file's for a field name SQL cannot spell.
+    package func aggregateByScanning(_ collection: Key, prefix: Key, kind: ViewKind) throws(OptimistError) -> Double {
+        var total = 0.0
+        var after: Key?
+        while true {
+            let page = try scan(collection, prefix: prefix, after: after, limit: 4096)
+            for (_, r) in page { total += kind.contribution(r) }
+            guard page.count == 4096, let last = page.last else { return total }
+            after = last.key
+        }
+    }
+}
+
 extension ViewKind {
     /// What one record adds to a view of this kind.
     package func contribution(_ record: Record?) -> Double {

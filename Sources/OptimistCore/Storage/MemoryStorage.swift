@@ -38,15 +38,7 @@ package final class MemoryStorage: ConfirmedStorage {
     }
 
     package func aggregate(_ collection: Key, prefix: Key, kind: ViewKind) throws(OptimistError) -> Double {
-        guard let t = tables[collection] else { return 0 }
-        var total = 0.0
-        var after: Key?
-        while true {
-            let page = try t.scan(prefix: prefix, after: after, limit: 4096)
-            for (_, r) in page { total += kind.contribution(r) }
-            guard page.count == 4096, let last = page.last else { return total }
-            after = last.key
-        }
+        try aggregateByScanning(collection, prefix: prefix, kind: kind)
     }
 
     package func endCall() { cache.trim() }
