@@ -2,6 +2,7 @@ import Glibc
 import Optimist
 
 // optimist-bench [--quick|--full] [--only reload,core,rollback,durable,storage] [--dir DIR]
+// optimist-bench --probe NAME [DIR]   (one operation in a loop, for profilers: see Probe.swift)
 // Prints one JSON object per line on stdout (collected by Benchmarks/run); progress on stderr.
 
 /// Command-line options.
@@ -79,6 +80,14 @@ if CommandLine.arguments.count >= 3, CommandLine.arguments[1].hasPrefix("--child
         }
     } catch {
         note("child failed: \(error)")
+        exit(1)
+    }
+    exit(0)
+}
+
+if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "--probe" {
+    do { try Probe.run(CommandLine.arguments[2], dir: CommandLine.arguments.count > 3 ? CommandLine.arguments[3] : "/tmp/optimist-bench") } catch {
+        note("probe failed: \(error)")
         exit(1)
     }
     exit(0)

@@ -52,6 +52,13 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         return value
     }
 
+    func uncachedRecord(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
+        let a = RecordAddress(collection: collection, key: key)
+        if !unwritten.isEmpty, let u = unwritten[a] { return u.value }
+        if cache.count > 0, let hit = cache.lookup(a) { return hit }
+        return try fileRecord(a)
+    }
+
     /// The record as the file holds it.
     private func fileRecord(_ a: RecordAddress) throws(OptimistError) -> Record? {
         try connection.serially { () throws(OptimistError) -> Record? in try fileRecordLocked(a) }

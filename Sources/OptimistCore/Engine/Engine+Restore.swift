@@ -55,6 +55,7 @@ extension Engine {
         let inOrder = zip(s.mutations, s.mutations.dropFirst()).allSatisfy { $0.id < $1.id }
         live.reserveCapacity(s.mutations.count)
         due.reserveCapacity(s.mutations.count)
+        reserveOverlay(for: s.mutations)
         for var r in inOrder ? s.mutations : s.mutations.sorted(by: { $0.id < $1.id }) {
             maxID = max(maxID, r.id)
             if r.status == .inflight { r.status = .pending }
@@ -63,14 +64,32 @@ extension Engine {
             live[MutationKey(r.id)] = m
             // Old values first (the overlay's, or the confirmed record: only the records pending
             // mutations touch are read, O(pending)), then the chain grows.
-            let results = try evaluate(r.ops, on: { (c, k) throws(OptimistError) in try readVisible(c, k) }, skipFailing: true)
-            var olds = [Record?]()
-            olds.reserveCapacity(results.count)
-            for (c, key, _) in results { olds.append(visible(c, key)) }
-            for a in m.touched {
-                collection(a.collection).chains[a.key, default: PendingChain()].append(r.id)
+            if r.ops.count == 1 {
+                // Most mutations have one op: no arrays of results and old values.
+                let op = r.ops[0]
+                let c = collection(op.collection)
+                // Not cached: the overlay holds the key's value from here on.
+                let old: Record?
+                if let i = c.overlay.index(forKey: op.key) { old = c.overlay.values[i] } else {
+                    old = try storage.uncachedRecord(c.name, op.key)
+                }
+                let value: Record?
+                switch op.apply(to: old) {
+                case .success(let n): value = n
+                case .failure: value = old  // the re-application rule: an op that no longer applies is skipped
+                }
+                c.chains[op.key, default: PendingChain()].append(r.id)
+                setVisible(c, op.key, value, old: old)
+            } else {
+                let results = try evaluate(r.ops, on: { (c, k) throws(OptimistError) in try readVisible(c, k) }, skipFailing: true)
+                var olds = [Record?]()
+                olds.reserveCapacity(results.count)
+                for (c, key, _) in results { olds.append(visible(c, key)) }
+                for a in m.touched {
+                    collection(a.collection).chains[a.key, default: PendingChain()].append(r.id)
+                }
+                for (i, (c, key, value)) in results.enumerated() { setVisible(c, key, value, old: olds[i]) }
             }
-            for (i, (c, key, value)) in results.enumerated() { setVisible(c, key, value, old: olds[i]) }
             if r.status == .pending { due.append(DueEntry(r)) }
             if let k = r.dedupeKey { dedupe[k] = r.id }
         }
@@ -84,5 +103,21 @@ extension Engine {
         syncCursor = s.syncCursor
         nextID = max(s.nextID, maxID + 1)
         storage.endCall()
+    }
+
+    /// Sizes each collection's chains and overlay for the ops about to be folded (an upper
+    /// bound: ops on one key count once each), so 100k restored keys are not rehashed ~17
+    /// times as the dictionaries double.
+    private func reserveOverlay(for mutations: [MutationRecord]) {
+        guard mutations.count > 64 else { return }
+        var ops: [Key: Int] = [:]
+        for r in mutations where r.status.isLive {
+            for op in r.ops { ops[op.collection, default: 0] += 1 }
+        }
+        for (name, n) in ops {
+            let c = collection(name)
+            c.chains.reserveCapacity(c.chains.count + n)
+            c.overlay.reserveCapacity(c.overlay.count + n)
+        }
     }
 }

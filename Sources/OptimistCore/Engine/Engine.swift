@@ -38,21 +38,38 @@ struct DueEntry: Comparable {
 /// A live mutation and the records it touches (each once, in first-touch order).
 final class LiveMutation {
     var record: MutationRecord
-    let touched: [RecordAddress]
+    let touched: TouchedRecords
 
     init(record: MutationRecord) {
         self.record = record
-        if record.ops.count == 1 {  // the common case: one array of the right size, no set
-            touched = [RecordAddress(collection: record.ops[0].collection, key: record.ops[0].key)]
-            return
-        }
+        touched = TouchedRecords(record.ops)
+    }
+}
+
+/// The records a mutation's ops touch, each once, in first-touch order. Most mutations have
+/// one op: their one address is read from the op, so a live mutation costs no array.
+struct TouchedRecords: RandomAccessCollection {
+    private let ops: [Op]
+    /// For two ops or more (nil for one).
+    private let many: [RecordAddress]?
+
+    init(_ ops: [Op]) {
+        self.ops = ops
+        guard ops.count > 1 else { many = nil; return }
         var seen = Set<RecordAddress>()
         var touched = [RecordAddress]()
-        for op in record.ops {
+        for op in ops {
             let a = RecordAddress(collection: op.collection, key: op.key)
             if seen.insert(a).inserted { touched.append(a) }
         }
-        self.touched = touched
+        many = touched
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { many?.count ?? ops.count }
+    subscript(i: Int) -> RecordAddress {
+        if let many { return many[i] }
+        return RecordAddress(collection: ops[i].collection, key: ops[i].key)
     }
 }
 
@@ -282,7 +299,7 @@ final class Engine {
         setVisible(c, key, v, old: old)
     }
 
-    func recompute(_ addresses: [RecordAddress]) {
+    func recompute(_ addresses: TouchedRecords) {
         for a in addresses { recompute(collection(a.collection), a.key) }
     }
 

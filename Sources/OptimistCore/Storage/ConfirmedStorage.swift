@@ -16,6 +16,11 @@ package protocol ConfirmedStorage: AnyObject {
     /// - Throws: `.io` when the disk fails; `.corrupt` when the stored record is damaged.
     func record(_ collection: Key, _ key: Key) throws(OptimistError) -> Record?
 
+    /// ``record(_:_:)`` without keeping the record in the cache: for a caller that keeps what
+    /// it read itself (a reopen folding pending mutations holds each touched record in its
+    /// overlay), so the reads neither fill nor churn the cache.
+    func uncachedRecord(_ collection: Key, _ key: Key) throws(OptimistError) -> Record?
+
     /// `C[collection][key] := value` (nil deletes). Never fails: a file-backed storage keeps
     /// the value in memory until its writer has written it.
     func setRecord(_ collection: Key, _ key: Key, _ value: Record?)

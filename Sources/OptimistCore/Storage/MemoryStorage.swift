@@ -1,5 +1,5 @@
-/// The confirmed records of an in-memory store, compact: each record as its canonical JSON
-/// bytes in one byte arena per collection, found through a hash index of 8-byte slots, with
+/// The confirmed records of an in-memory store, compact: each record as its JSON bytes
+/// (members in no particular order) in one byte arena per collection, found through a hash index of 8-byte slots, with
 /// a bounded cache of parsed records in front.
 ///
 /// A parsed record costs about ten times its JSON (a dictionary of enum values and strings);
@@ -20,6 +20,11 @@ package final class MemoryStorage: ConfirmedStorage {
         let value = try tables[collection]?.record(key)
         cache.insert(a, value)
         return value
+    }
+
+    package func uncachedRecord(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
+        if let hit = cache.lookup(RecordAddress(collection: collection, key: key)) { return hit }
+        return try tables[collection]?.record(key)
     }
 
     package func setRecord(_ collection: Key, _ key: Key, _ value: Record?) {
@@ -101,7 +106,7 @@ extension MemoryStorage {
                 return
             }
             let offset = arena.count
-            JSONWriter.writeObject(value, into: &arena)
+            JSONWriter.writeObject(value, into: &arena, sorted: false)  // read back only here
             var length = arena.count - offset
             if length >= Self.bigLength {
                 big[key] = Array(arena[offset...])

@@ -1,19 +1,3 @@
-/// A record's address: its collection and key.
-package struct RecordAddress: Hashable, Sendable {
-    package var collection: Key
-    package var key: Key
-
-    package init(collection: Key, key: Key) {
-        self.collection = collection
-        self.key = key
-    }
-
-    // Both keys carry their byte hash: combine those rather than hash the bytes again.
-    package func hash(into hasher: inout Hasher) {
-        hasher.combine(collection.bytesHash &* 31 &+ key.bytesHash)
-    }
-}
-
 /// Parsed confirmed records kept in memory, bounded by an estimate of their heap bytes.
 ///
 /// Eviction is CLOCK (second chance): entries sit in a ring; a hit sets the entry's

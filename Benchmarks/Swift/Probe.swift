@@ -1,0 +1,134 @@
+import Glibc
+import Optimist
+
+/// `optimist-bench --probe NAME [DIR]`: one operation in a loop, for profilers
+/// (`perf record`, `valgrind --tool=callgrind --toggle-collect='*Probe*loop*'`), with the
+/// phases of a reopen timed apart. Prints a line of medians on stderr; nothing on stdout.
+///
+/// - `reopen`: a store file with 100k pending mutations; open, pendingCount and close timed
+///   apart (5 times).
+/// - `get-miss`: random gets on a 1M-record store file (built once in DIR);
+/// - `tap-1m`: the storage bench's tap on that file;
+/// - `mutate-new`, `commit`, `apply`: 20k calls on a file-backed store of 1k records.
+enum Probe {
+    static let coll: Key = "logs"
+
+    static func run(_ name: String, dir: String) throws {
+        switch name {
+        case "reopen": try reopen(dir: dir)
+        case "get-miss": try getMiss(dir: dir)
+        case "mutate-new", "commit", "apply": try taps(name, dir: dir)
+        case "tap-1m": try tap1M(dir: dir)
+        default: note("unknown probe \(name)"); exit(2)
+        }
+    }
+
+    static func reopen(dir: String) throws {
+        let path = dir + "/probe-reopen.optimist"
+        if access(path, F_OK) != 0 {
+            let s = try Store.open(path: path)
+            for i in 0..<100_000 { try s.mutate(DurableBench.op(i, "r")) }
+            try s.close()
+        }
+        var opens = [UInt64](), counts = [UInt64](), closes = [UInt64]()
+        for _ in 0..<5 {
+            var s: Store?
+            opens.append(try timeNs { s = try Store.open(path: path) })
+            counts.append(try timeNs { _ = try s!.pendingCount() })
+            closes.append(try timeNs { try s!.close() })
+        }
+        note("probe reopen: open \(Summary(ns: opens).median / 1000) ms, pendingCount \(Summary(ns: counts).median / 1000) ms, close \(Summary(ns: closes).median / 1000) ms (medians of 5)")
+    }
+
+    static func getMiss(dir: String) throws {
+        let n = 1_000_000
+        let store = try Store.open(path: try file1M(dir: dir))
+        var rng = Rand(seed: 7)
+        let keys = (0..<50_000).map { _ in StorageBench.key(rng.below(n)) }
+        let ns = try loop(keys) { k in _ = try store.get(coll, k) }
+        note("probe get-miss: p50 \(Summary(ns: ns).median) µs")
+        try store.close()
+    }
+
+    /// The storage bench's tap (mutate + count view read, rolled back untimed) on the 1M file.
+    static func tap1M(dir: String) throws {
+        let store = try Store.open(path: try file1M(dir: dir))
+        let today = Workload.day(Workload.todayIndex(n: 1_000_000))
+        try store.defineView("today", collection: coll, prefix: Key(today + "/"), kind: .count)
+        let seqs = Array(0..<50_000)
+        let ns = try loopTimingFirst(seqs, { seq in
+            let k = Key(Workload.key(day: today, habit: "t" + Workload.pad(seq % 8, 6)))
+            let id = try store.mutate([.put(collection: coll, key: k, value: Workload.record(day: today, habit: "t", seq: seq))])
+            _ = try store.viewValue("today")
+            return id
+        }, { id in try store.rollback(id) })
+        note("probe tap-1m: p50 \(Summary(ns: ns).median) µs")
+        try store.close()
+    }
+
+    static func file1M(dir: String) throws -> String {
+        let path = dir + "/probe-1m.optimist"
+        if access(path, F_OK) != 0 {
+            let s = try Store.open(path: path)
+            _ = try StorageBench.load(s, n: 1_000_000)
+            try s.close()
+        }
+        return path
+    }
+
+    static func taps(_ name: String, dir: String) throws {
+        let path = dir + "/probe-taps.optimist"
+        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+        let store = try Store.open(path: path)
+        try store.serverApply((0..<1000).map { DurableBench.op($0, "k")[0] })
+        let count = 20_000
+        switch name {
+        case "mutate-new":
+            let ops = (0..<count).map { DurableBench.op($0, "n") }
+            let ns = try loop(ops) { op in _ = try store.mutate(op) }
+            note("probe mutate-new: p50 \(Summary(ns: ns).median) µs")
+        case "apply":
+            var ids = [MutationID]()
+            let ops = (0..<count).map { DurableBench.op($0 % 1000, "k") }
+            let ns = try loop(ops) { op in ids.append(try store.mutate(op)) }
+            note("probe apply: p50 \(Summary(ns: ns).median) µs")
+        default:
+            // One pending mutation at a time (as the core bench): mutate untimed, commit timed.
+            let ops = (0..<count).map { DurableBench.op($0 % 1000, "k") }
+            let ns = try loopTimingSecond(ops, { op in try store.mutate(op) }, { id in try store.commit(id) })
+            note("probe commit: p50 \(Summary(ns: ns).median) µs")
+        }
+        try store.close()
+    }
+
+    /// `first` timed, then `second` on its result untimed.
+    @inline(never) static func loopTimingFirst<T, U>(_ items: [T], _ first: (T) throws -> U, _ second: (U) throws -> Void) throws -> [UInt64] {
+        var ns = [UInt64]()
+        ns.reserveCapacity(items.count)
+        for item in items {
+            var u: U?
+            ns.append(try timeNs { u = try first(item) })
+            try second(u!)
+        }
+        return ns
+    }
+
+    /// `first` untimed, then `second` on its result timed.
+    @inline(never) static func loopTimingSecond<T, U>(_ items: [T], _ first: (T) throws -> U, _ second: (U) throws -> Void) throws -> [UInt64] {
+        var ns = [UInt64]()
+        ns.reserveCapacity(items.count)
+        for item in items {
+            let u = try first(item)
+            ns.append(try timeNs { try second(u) })
+        }
+        return ns
+    }
+
+    /// The measured loop (a function of its own, for callgrind's --toggle-collect).
+    @inline(never) static func loop<T>(_ items: [T], _ body: (T) throws -> Void) throws -> [UInt64] {
+        var ns = [UInt64]()
+        ns.reserveCapacity(items.count)
+        for item in items { ns.append(try timeNs { try body(item) }) }
+        return ns
+    }
+}
