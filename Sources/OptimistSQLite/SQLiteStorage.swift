@@ -17,6 +17,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     private let connection: Connection
     private let writer: WriterState
     private var getRecord: Statement?
+    private var getRecords: Statement?
     /// Scan statements by shape: (has a lower bound after a key, has an upper bound).
     private var scans: [Int: Statement] = [:]
     private var cache: RecordCache
@@ -57,6 +58,58 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         if !unwritten.isEmpty, let u = unwritten[a] { return u.value }
         if cache.count > 0, let hit = cache.lookup(a) { return hit }
         return try fileRecord(a)
+    }
+
+    func uncachedRecords(_ collection: Key, _ keys: [Key]) throws(OptimistError) -> [Key: Record] {
+        var out = [Key: Record](minimumCapacity: keys.count)
+        var ask = [Key]()
+        ask.reserveCapacity(keys.count)
+        for k in keys {
+            let a = RecordAddress(collection: collection, key: k)
+            if !unwritten.isEmpty, let u = unwritten[a] {
+                if let v = u.value { out[k] = v }
+            } else if cache.count > 0, let hit = cache.lookup(a) {
+                if let v = hit { out[k] = v }
+            } else if k.string.utf8.contains(0) {
+                // SQLite's JSON text ends a string at NUL: such a key is read on its own.
+                if let v = try fileRecord(a) { out[k] = v }
+            } else {
+                ask.append(k)
+            }
+        }
+        // The keys go in as one JSON array per chunk; SQLite walks it and looks each key up
+        // (CROSS JOIN keeps the array as the outer loop, so each row is one primary-key probe).
+        var start = 0
+        while start < ask.count {
+            let end = min(ask.count, start + 8192)
+            var list: [UInt8] = [UInt8(ascii: "[")]
+            list.reserveCapacity((end - start) * 24)
+            for i in start..<end {
+                if i > start { list.append(UInt8(ascii: ",")) }
+                JSONWriter.writeString(ask[i].string, into: &list)
+            }
+            list.append(UInt8(ascii: "]"))
+            try connection.serially { () throws(OptimistError) in
+                if getRecords == nil {
+                    getRecords = try connection.prepare("""
+                        SELECT r.key, r.value FROM json_each(?1) AS j CROSS JOIN records AS r
+                        ON r.coll = ?2 AND r.key = j.value
+                        """)
+                }
+                guard let s = getRecords else { throw .misuse("the store is closed") }
+                s.bindText(1, bytes: list)
+                s.bind(2, collection)
+                defer { s.reset() }
+                while try s.step() {
+                    let key = Key(s.text(0) ?? "")
+                    out[key] = try s.withBytes(1) { (b) throws(OptimistError) in
+                        try Self.parse(b, RecordAddress(collection: collection, key: key))
+                    }
+                }
+            }
+            start = end
+        }
+        return out
     }
 
     /// The record as the file holds it.
@@ -232,6 +285,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     func close() {
         connection.gate.locked {
             getRecord = nil
+            getRecords = nil
             scans = [:]
         }
         cache.removeAll()

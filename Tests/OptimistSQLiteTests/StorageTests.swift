@@ -50,6 +50,39 @@ import CSQLite
         #expect(try s.scan("logs", prefix: "k100250", limit: 3).map(\.key) == ["k1002500", "k1002501", "k1002502"])
     }
 
+    /// A reopen reads the records its pending mutations touch in bulk (a JSON list of keys per
+    /// query): keys that need escaping in JSON, keys beyond one query's chunk, keys with no
+    /// record and a key with a NUL byte all come back as the file has them.
+    @Test func aReopenReadsTouchedRecordsInBulk() throws {
+        let dir = TempDir()
+        let path = dir.file("bulk.optimist")
+        let odd: [Key] = ["quote\"d", "back\\slash", "new\nline", "tab\t", "é-ü-日本", "nul\u{0}key", "emoji-🙂", ""]
+        let plain = (0..<9_000).map { Key("k\($0)") }
+        try withStore(path) { (s: Store) throws in
+            try s.serverApply((odd + plain).enumerated().map { put("c", $1, ["n": .number(Double($0))]) })
+            // Pending mutations: an incr on every odd key, on every third plain key, and on
+            // keys with no record (which the incr creates).
+            for k in odd { try s.mutate([.incr(collection: "c", key: k, field: "n", delta: 1000)]) }
+            for k in plain.enumerated().filter({ $0.offset % 3 == 0 }).map(\.element) {
+                try s.mutate([.incr(collection: "c", key: k, field: "n", delta: 1000)])
+            }
+            try s.mutate([.incr(collection: "c", key: "missing", field: "n", delta: 5)])
+        }
+        let s = try Store.open(path: path)
+        defer { try? s.close() }
+        #expect(try s.pendingCount() == odd.count + 3_000 + 1)
+        for (i, k) in odd.enumerated() {
+            #expect(try s.get("c", k) == ["n": .number(Double(i + 1000))], "\(k)")
+            #expect(try s.confirmed("c", k) == ["n": .number(Double(i))], "\(k)")
+        }
+        for (i, k) in plain.enumerated() {
+            let n = Double(odd.count + i) + (i % 3 == 0 ? 1000 : 0)
+            #expect(try s.get("c", k) == ["n": .number(n)], "\(k)")
+        }
+        #expect(try s.get("c", "missing") == ["n": 5])
+        #expect(try s.confirmed("c", "missing") == nil)
+    }
+
     /// Defining a view over records already in the file computes it there; records the writer
     /// has not written yet (and pending ones) count as the store shows them.
     @Test func aViewDefinedOverExistingRecordsCountsWhatTheStoreShows() throws {

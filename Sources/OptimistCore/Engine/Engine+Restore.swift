@@ -56,6 +56,7 @@ extension Engine {
         live.reserveCapacity(s.mutations.count)
         due.reserveCapacity(s.mutations.count)
         reserveOverlay(for: s.mutations)
+        let confirmed = try confirmedRecords(touchedBy: s.mutations)
         for var r in inOrder ? s.mutations : s.mutations.sorted(by: { $0.id < $1.id }) {
             maxID = max(maxID, r.id)
             if r.status == .inflight { r.status = .pending }
@@ -68,10 +69,10 @@ extension Engine {
                 // Most mutations have one op: no arrays of results and old values.
                 let op = r.ops[0]
                 let c = collection(op.collection)
-                // Not cached: the overlay holds the key's value from here on.
+                // Read in bulk above, not cached: the overlay holds the key's value from here on.
                 let old: Record?
                 if let i = c.overlay.index(forKey: op.key) { old = c.overlay.values[i] } else {
-                    old = try storage.uncachedRecord(c.name, op.key)
+                    old = confirmed[op.collection]?[op.key]
                 }
                 let value: Record?
                 switch op.apply(to: old) {
@@ -103,6 +104,18 @@ extension Engine {
         syncCursor = s.syncCursor
         nextID = max(s.nextID, maxID + 1)
         storage.endCall()
+    }
+
+    /// The confirmed records of the keys that one-op mutations touch (the others read
+    /// theirs as they fold), by collection, read in bulk and without filling the cache.
+    private func confirmedRecords(touchedBy mutations: [MutationRecord]) throws(OptimistError) -> [Key: [Key: Record]] {
+        var keys: [Key: [Key]] = [:]
+        for r in mutations where r.ops.count == 1 && r.status.isLive {
+            keys[r.ops[0].collection, default: []].append(r.ops[0].key)
+        }
+        var out: [Key: [Key: Record]] = [:]
+        for (collection, list) in keys { out[collection] = try storage.uncachedRecords(collection, list) }
+        return out
     }
 
     /// Sizes each collection's chains and overlay for the ops about to be folded (an upper

@@ -21,6 +21,11 @@ package protocol ConfirmedStorage: AnyObject {
     /// overlay), so the reads neither fill nor churn the cache.
     func uncachedRecord(_ collection: Key, _ key: Key) throws(OptimistError) -> Record?
 
+    /// ``uncachedRecord(_:_:)`` for many keys of one collection at once: the present ones,
+    /// by key. A store file answers them with one query per few thousand keys, where a
+    /// statement per key would cost a read transaction each.
+    func uncachedRecords(_ collection: Key, _ keys: [Key]) throws(OptimistError) -> [Key: Record]
+
     /// `C[collection][key] := value` (nil deletes). Never fails: a file-backed storage keeps
     /// the value in memory until its writer has written it.
     func setRecord(_ collection: Key, _ key: Key, _ value: Record?)
@@ -53,6 +58,13 @@ public let defaultCacheBytes = 32 << 20
 public let maximumCacheBytes = 1 << 48
 
 extension ConfirmedStorage {
+    /// One ``uncachedRecord(_:_:)`` per key: enough where a read is a memory lookup.
+    package func uncachedRecords(_ collection: Key, _ keys: [Key]) throws(OptimistError) -> [Key: Record] {
+        var out = [Key: Record](minimumCapacity: keys.count)
+        for k in keys { if let r = try uncachedRecord(collection, k) { out[k] = r } }
+        return out
+    }
+
     /// A view's value computed by scanning the records a page at a time: the in-memory
     /// storage's aggregate, and the file's for a field name SQL cannot spell.
     package func aggregateByScanning(_ collection: Key, prefix: Key, kind: ViewKind) throws(OptimistError) -> Double {
