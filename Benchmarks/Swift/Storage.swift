@@ -1,3 +1,4 @@
+import CSQLite
 import Glibc
 import Optimist
 
@@ -7,7 +8,9 @@ import Optimist
 /// - opening the 1M-record file and reading one record (time, RSS growth), in fresh processes;
 /// - the RSS of an in-memory store holding the records, against their JSON size (fresh process);
 /// - `get` p50 on a cached record and on records read from the file (random keys);
-/// - the tap (mutate + view read) on the 1M-record file store.
+/// - the tap (mutate + view read) on the 1M-record file store;
+/// - the same point query through SQLite alone (the floor under a miss);
+/// - reopening a store file with 100k pending mutations.
 ///
 /// Memory is the process's resident set (`/proc/self/statm`), so the figures include
 /// whatever the allocator keeps; each memory figure comes from a child process of its own,
@@ -119,8 +122,68 @@ enum StorageBench {
             }
             emit([("section", .str("storage")), ("kind", .str("tap")), ("n", .int(n)), ("store", .str("file"))] + Summary(ns: taps).fields)
             try store.close()
+            // The floor under a miss: the same point query through SQLite's C API alone, on
+            // the same file, keys and pragmas (mmap, page cache), nothing parsed or cached.
+            emit([("section", .str("storage")), ("kind", .str("sqlite_point_read")), ("n", .int(n))]
+                 + Summary(ns: rawPointReads(path: path, keys: keys)).fields)
         }
         for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+        try reopen(dir: dir)
+    }
+
+    /// Reopening a store file with 100k pending mutations: open + pendingCount + close (the
+    /// durable bench's measure), and the open alone, 5 times each.
+    static func reopen(dir: String) throws {
+        let path = dir + "/storage-reopen.optimist"
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+        let pending = 100_000
+        do {
+            let s = try Store.open(path: path)
+            for i in 0..<pending { try s.mutate(DurableBench.op(i, "r")) }
+            try s.close()
+        }
+        var whole = [UInt64](), opens = [UInt64]()
+        for _ in 0..<5 {
+            var count = 0
+            var open: UInt64 = 0
+            whole.append(try timeNs {
+                let t0 = nowNs()
+                let s = try Store.open(path: path)
+                open = nowNs() - t0
+                count = try s.pendingCount()
+                try s.close()
+            })
+            opens.append(open)
+            precondition(count == pending, "reopened with \(count) pending")
+        }
+        emit([("section", .str("storage")), ("kind", .str("reopen")), ("pending", .int(pending)),
+              ("open_only_median_us", .num(Summary(ns: opens).median))] + Summary(ns: whole).fields)
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+    }
+
+    /// Times `SELECT value FROM records WHERE coll = ? AND key = ?` per key, read-only.
+    static func rawPointReads(path: String, keys: [Key]) -> [UInt64] {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { fatalError("open \(path)") }
+        defer { sqlite3_close(db) }
+        sqlite3_exec(db, "PRAGMA cache_size = -8000; PRAGMA mmap_size = 1073741824", nil, nil, nil)
+        var stmt: OpaquePointer?
+        sqlite3_prepare_v2(db, "SELECT value FROM records WHERE coll = ? AND key = ?", -1, &stmt, nil)
+        defer { sqlite3_finalize(stmt) }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        var out = [UInt64]()
+        out.reserveCapacity(keys.count)
+        var bytes = 0
+        for k in keys {
+            out.append(timeNs {
+                sqlite3_bind_text(stmt, 1, coll.string, -1, transient)  // copied: the C string is temporary
+                sqlite3_bind_text(stmt, 2, k.string, -1, transient)
+                if sqlite3_step(stmt) == SQLITE_ROW { bytes += Int(sqlite3_column_bytes(stmt, 0)) }
+                sqlite3_reset(stmt)
+            })
+        }
+        precondition(bytes > 0, "no record read")
+        return out
     }
 
     // MARK: Child processes
