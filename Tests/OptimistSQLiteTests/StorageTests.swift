@@ -67,10 +67,13 @@ import CSQLite
                 try s.mutate([.incr(collection: "c", key: k, field: "n", delta: 1000)])
             }
             try s.mutate([.incr(collection: "c", key: "missing", field: "n", delta: 5)])
+            // Beyond the collection's highest key, and in a collection the file has no row of.
+            try s.mutate([.incr(collection: "c", key: "日本-later", field: "n", delta: 6)])
+            try s.mutate([.incr(collection: "none", key: "k", field: "n", delta: 7)])
         }
         let s = try Store.open(path: path)
         defer { try? s.close() }
-        #expect(try s.pendingCount() == odd.count + 3_000 + 1)
+        #expect(try s.pendingCount() == odd.count + 3_000 + 3)
         for (i, k) in odd.enumerated() {
             #expect(try s.get("c", k) == ["n": .number(Double(i + 1000))], "\(k)")
             #expect(try s.confirmed("c", k) == ["n": .number(Double(i))], "\(k)")
@@ -81,6 +84,8 @@ import CSQLite
         }
         #expect(try s.get("c", "missing") == ["n": 5])
         #expect(try s.confirmed("c", "missing") == nil)
+        #expect(try s.get("c", "日本-later") == ["n": 6])
+        #expect(try s.get("none", "k") == ["n": 7])
     }
 
     /// Defining a view over records already in the file computes it there; records the writer
