@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Optimist
 
 // Strings crossing the boundary. In: borrowed NUL-terminated UTF-8, validated before use.

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Optimist
 
 // Result codes, the per-thread last-error message, and the helpers every entry point uses to

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Optimist
 
 // Opening, flushing and closing stores; the client id; the retry policy.

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Optimist
 
 // Subscriptions: C listeners called with an array of `optimist_change`.
