@@ -624,8 +624,8 @@ int optimist_needs_reload(optimist_store *s, const char *coll, const char *key, 
 ** Defines (or redefines) view name: an aggregate over the visible records of coll whose key
 ** starts with prefix (NULL or "": all), kept up to date incrementally on every change. kind is
 ** "count" (the number of records) or "sum:FIELD" (the sum of the top-level numeric field FIELD;
-** records without it, or with a non-number, add 0). Views live in memory: define them after each
-** open.
+** records without it, or with a non-number, add 0). A store file keeps its views: after a
+** reopen, optimist_view_get answers at once without recomputing (defining it again is allowed).
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL argument, closed store, unknown kind);
 ** OPTIMIST_INVALID (not UTF-8).

@@ -1,4 +1,4 @@
-# install() rules for what outside programs rely on (CONTRACT §4):
+# install() rules for what outside programs rely on (docs/c-guide.md):
 #   include/optimist.h
 #   lib/liboptimist.so.X.Y.Z, lib/liboptimist.so.X, lib/liboptimist.so
 #   lib/pkgconfig/optimist.pc

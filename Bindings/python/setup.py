@@ -25,8 +25,13 @@ NAME = "liboptimist.dylib" if sys.platform == "darwin" else "liboptimist.so"
 def find_built_library():
     """The library to bundle, or None."""
     env = os.environ.get("OPTIMIST_LIBRARY")
-    candidates = [Path(env)] if env else []
-    candidates += [ROOT / "build" / NAME, ROOT / ".build" / "release" / NAME]
+    if env:
+        # A library named explicitly is the one meant: a wrong path is an error, not a
+        # reason to bundle whatever a build folder happens to hold.
+        if not Path(env).is_file():
+            raise SystemExit(f"OPTIMIST_LIBRARY={env}: no such file")
+        return Path(env)
+    candidates = [ROOT / "build" / NAME, ROOT / ".build" / "release" / NAME]
     for c in candidates:
         if c.is_file():
             return c

@@ -84,13 +84,13 @@ class StoreIOError(Error):
     """``OPTIMIST_IO`` (7): the store file could not be created, read or written.
 
     Named so as not to shadow Python's built-in ``IOError`` (an alias of ``OSError``);
-    ``optimist.IOError_`` is the same class under the contract's name.
+    ``optimist.IOError_`` is the same class under its documented name.
     """
 
     default_code = 7
 
 
-#: The contract's name for :class:`StoreIOError`.
+#: The documented name (docs/python-guide.md) for :class:`StoreIOError`.
 IOError_ = StoreIOError
 
 

@@ -46,7 +46,7 @@ __all__ = [
     "take_string", "MissingSymbolError",
 ]
 
-# Result codes (CONTRACT §2; fixed values).
+# Result codes (fixed values, as in optimist.h).
 OK, ERROR, MISUSE, NOTFOUND, STATE, INVALID, DUPLICATE, IO, CORRUPT, BUSY = range(10)
 
 #: Policy names to ``OPTIMIST_POLICY_*`` values.
