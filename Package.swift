@@ -13,7 +13,9 @@ let package = Package(
     name: "Optimist",
     products: [
         // The Swift API: the core plus SQLite persistence.
-        .library(name: "Optimist", targets: ["Optimist"]),
+        // OptimistFoundation rides along so `Date` fields are stored as ISO 8601 text; it is a
+        // target of its own so that liboptimist.so (OptimistC) never links Foundation.
+        .library(name: "Optimist", targets: ["Optimist", "OptimistFoundation"]),
         // liboptimist.so: the C ABI every other host uses (CMake builds it with the Swift
         // runtime linked statically; see CMakeLists.txt).
         .library(name: "optimist", type: .dynamic, targets: ["OptimistC"]),
@@ -40,6 +42,8 @@ let package = Package(
         .target(name: "OptimistCurl", dependencies: ["OptimistSync", "CCurl"], swiftSettings: unchecked),
         // The Swift API apps import.
         .target(name: "Optimist", dependencies: ["OptimistCore", "OptimistSQLite", "OptimistSync", "OptimistCurl"]),
+        // Foundation types in records (Date as ISO 8601 text), for Swift apps only.
+        .target(name: "OptimistFoundation", dependencies: ["OptimistCore"]),
         // The @_cdecl entry points declared in Include/optimist.h.
         .target(name: "OptimistC", dependencies: ["Optimist"], exclude: ["exports.map"], swiftSettings: unchecked),
         // The `optimist` command-line tool (inspect, outbox, explain, dump): reads store files,
@@ -47,7 +51,7 @@ let package = Package(
         // Sources/OptimistCLI/FileSnapshot.swift). CMake installs it as PREFIX/bin/optimist.
         .executableTarget(name: "optimist-cli", dependencies: ["OptimistCore", "CSQLite"], path: "Sources/OptimistCLI"),
         // Microbenchmarks (Benchmarks/run builds this in release mode).
-        .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "CSQLite"], path: "Benchmarks/Swift"),
+        .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "OptimistFoundation", "CSQLite"], path: "Benchmarks/Swift"),
         // A child process the crash tests kill with SIGKILL.
         .executableTarget(name: "optimist-crash-child", dependencies: ["Optimist"], path: "Tests/CrashChild"),
         // What several test targets share: seeded randomness, op shorthands, the naive model
@@ -55,7 +59,7 @@ let package = Package(
         .target(name: "OptimistTestSupport", dependencies: ["OptimistCore"], path: "Tests/Support"),
         .testTarget(name: "OptimistCoreTests", dependencies: ["OptimistCore", "OptimistTestSupport"]),
         .testTarget(name: "OptimistSQLiteTests", dependencies: ["Optimist", "OptimistTestSupport"]),
-        .testTarget(name: "OptimistTests", dependencies: ["Optimist"]),
+        .testTarget(name: "OptimistTests", dependencies: ["Optimist", "OptimistFoundation"]),
         .testTarget(name: "OptimistSyncTests", dependencies: ["OptimistSync", "Optimist"]),
     ],
     swiftLanguageModes: [.v6]
