@@ -26,7 +26,7 @@ package enum ISO8601 {
         guard (1...9999).contains(y) else { return nil }
         var out = pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T"
         out += pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-        if fraction != 0 { out += "." + fractionDigits(fraction) }
+        if fraction != 0 { out += "." + fractionDigits(fraction, whole: whole, of: seconds) }
         return out + "Z"
     }
 
@@ -119,9 +119,22 @@ package enum ISO8601 {
         return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
     }
 
-    /// The digits after "0." of `f` (0 < f < 1), the shortest that parse back to `f`: Swift's
-    /// own shortest round-trip form, moved out of exponent notation when it uses one.
-    static func fractionDigits(_ f: Double) -> String {
+    /// The digits after "0." of the fraction `f` of `seconds` (= `whole` + `f`): the fewest
+    /// that give `seconds` back when parsed and added to `whole` (what ``parse(_:)`` does), so
+    /// 0.123456 reads as `.123456`, not as the exact binary difference's 17 digits.
+    static func fractionDigits(_ f: Double, whole: Double, of seconds: Double) -> String {
+        var scale = 1.0
+        for n in 1...17 {
+            scale *= 10
+            let scaled = (f * scale).rounded()
+            guard scaled < scale, scaled > 0 else { continue }
+            var digits = String(Int64(scaled))
+            digits = String(repeating: "0", count: n - digits.count) + digits
+            while digits.hasSuffix("0") { digits.removeLast() }
+            if let back = Double("0." + digits), whole + back == seconds { return digits }
+        }
+        // Fractions below 1e-17 (instants that close to 2001-01-01) need more than 17 fixed
+        // digits: Swift's shortest form of `f` itself, which parses back to `f` exactly.
         let text = f.description  // "0.25" or "1.1920928955078125e-07"
         guard let e = text.firstIndex(of: "e") else { return String(text.dropFirst(2)) }
         let mantissa = String(text[..<e].filter { $0 != "." })

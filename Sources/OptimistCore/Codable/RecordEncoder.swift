@@ -84,8 +84,9 @@ final class ValueEncoder: Encoder {
     // MARK: Values
 
     func number<N: BinaryInteger>(_ n: N, key: (any CodingKey)?) throws(RecordCodingError) -> JSON {
-        let d = Double(n)
-        guard abs(d) <= exactIntegerLimit else {
+        // Within ±2^53 every integer is a double; beyond, a stored number could stand for its
+        // neighbours too, so it is refused rather than rounded.
+        guard let d = Double(exactly: n), abs(d) <= exactIntegerLimit else {
             throw error(.unencodable("\(n) is beyond ±2^53, where JSON numbers (doubles) lose integers"), key: key)
         }
         return .number(d)
