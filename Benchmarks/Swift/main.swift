@@ -1,7 +1,8 @@
 import Glibc
 import Optimist
 
-// optimist-bench [--quick|--full] [--only reload,core,rollback,durable,storage] [--dir DIR]
+// optimist-bench [--quick|--full] [--only reload,core,rollback,durable,storage,typed] [--dir DIR]
+// (typed, the Codable API beside the untyped one, runs only when asked for with --only.)
 // optimist-bench --probe NAME [DIR]   (one operation in a loop, for profilers: see Probe.swift)
 // Prints one JSON object per line on stdout (collected by Benchmarks/run); progress on stderr.
 
@@ -109,6 +110,9 @@ do {
     }
     if only.contains("rollback") {
         try RollbackBench.run(records: 100_000, pendingCounts: [0, 10_000], samples: full ? 300 : 100, warmup: 5)
+    }
+    if only.contains("typed") {
+        try TypedBench.run(records: 100_000, samples: full ? 100_000 : 20_000, warmup: 2_000)
     }
     if only.contains("durable") {
         _ = try DurableBench.run(dir: dir, batchReps: full ? 10 : 3, perOpReps: full ? 1000 : 200,

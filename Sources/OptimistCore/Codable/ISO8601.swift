@@ -24,16 +24,30 @@ package enum ISO8601 {
         let secondOfDay = unix - days * 86_400
         let (y, m, d) = civilDate(daysSinceEpoch: days)
         guard (1...9999).contains(y) else { return nil }
-        var out = pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T"
-        out += pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-        if fraction != 0 { out += "." + fractionDigits(fraction, whole: whole, of: seconds) }
-        return out + "Z"
+        // Written into bytes: a record's dates are encoded on every put, and string
+        // concatenation of padded pieces was most of the cost.
+        var out = [UInt8](repeating: 0, count: 19)
+        func put(_ v: Int64, _ at: Int, _ width: Int) {
+            var v = v
+            for j in stride(from: at + width - 1, through: at, by: -1) { out[j] = UInt8(48 + v % 10); v /= 10 }
+        }
+        put(y, 0, 4); put(m, 5, 2); put(d, 8, 2)
+        put(secondOfDay / 3600, 11, 2); put(secondOfDay / 60 % 60, 14, 2); put(secondOfDay % 60, 17, 2)
+        out[4] = UInt8(ascii: "-"); out[7] = UInt8(ascii: "-"); out[10] = UInt8(ascii: "T")
+        out[13] = UInt8(ascii: ":"); out[16] = UInt8(ascii: ":")
+        var text = String(decoding: out, as: UTF8.self)
+        if fraction != 0 { text += "." + fractionDigits(fraction, whole: whole, of: seconds) }
+        return text + "Z"
     }
 
     /// Seconds since 2001 of `text`, or nil when it is not `YYYY-MM-DDTHH:MM:SS[.digits]`
     /// followed by `Z` or `±HH:MM`.
     package static func parse(_ text: String) -> Double? {
-        let b = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { parse(bytes: $0) }
+    }
+
+    static func parse(bytes b: UnsafeBufferPointer<UInt8>) -> Double? {
         var i = 0
         func digits(_ n: Int) -> Int64? {
             guard i + n <= b.count else { return nil }
@@ -58,7 +72,7 @@ package enum ISO8601 {
         if expect(UInt8(ascii: ".")) {
             let start = i
             while i < b.count, (48...57).contains(b[i]) { i += 1 }
-            guard i > start, let f = Double("0." + String(decoding: b[start..<i], as: UTF8.self)) else { return nil }
+            guard i > start, let f = Double("0." + String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)) else { return nil }
             fraction = f
         }
         var offset: Int64 = 0
@@ -112,11 +126,6 @@ package enum ISO8601 {
         let d = dayOfYear - (153 * mp + 2) / 5 + 1
         let m = mp < 10 ? mp + 3 : mp - 9
         return (yearOfEra + era * 400 + (m <= 2 ? 1 : 0), m, d)
-    }
-
-    static func pad(_ v: Int64, _ width: Int) -> String {
-        let s = String(v)
-        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
     }
 
     /// The digits after "0." of the fraction `f` of `seconds` (= `whole` + `f`): the fewest
