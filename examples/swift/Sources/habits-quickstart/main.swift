@@ -18,7 +18,7 @@ let store = try Store.open(path: nil)   // a path instead of nil: a SQLite store
 let logs = store.collection("logs", of: HabitLog.self)
 let doneToday = try logs.countView("done-today", prefix: "2026-11-22/")
 let minutesToday = try logs.sumView("minutes-today", of: \.minutes, prefix: "2026-11-22/")
-var changes = try logs.changes(prefix: "2026-11-22/").makeAsyncIterator()
+let changes = try logs.changes(prefix: "2026-11-22/")   // from now on, decoded
 if let serverURL {
     try store.startSync(SyncOptions(url: serverURL))   // a thread of the library pushes and pulls
     print("syncing with", serverURL)
@@ -32,8 +32,11 @@ let log = try logs.get("2026-11-22/run")!
 print("visible:", log.habit, log.minutes, "min, status:", try logs.status("2026-11-22/run"))
 print("stored as:", JSONWriter.string(.object(try store.get("logs", "2026-11-22/run")!)))
 print("done today:", try doneToday.value(), "minutes today:", try minutesToday.value())
-for _ in 0..<2 {
-    if let change = try await changes.next() { print("change:", change.key, change.value?.minutes ?? 0, change.status, change.cause) }
+var seen = 0
+for try await change in changes {   // the put and the update, as a UI would hear of them
+    print("change:", change.key, change.value?.minutes ?? 0, change.status, change.cause)
+    seen += 1
+    if seen == 2 { break }
 }
 
 var ok = true
@@ -43,7 +46,8 @@ if serverURL != nil {
     let status = store.syncStatus
     print("sync:", status.state, "pushed:", status.pushed, "last error:", status.lastError ?? "none")
     print("status:", try store.status(id), "record:", try logs.status("2026-11-22/run"))
-    ok = idle && (try store.status(id)) == .committed
+    let final = try store.status(id)
+    ok = idle && final == .committed
 } else {
     print("no OPTIMIST_SERVER_URL: the change stays pending in the outbox (status: \(try store.status(id)))")
 }
