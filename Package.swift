@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "OptimistTestSupport", dependencies: ["OptimistCore"], path: "Tests/Support"),
         .testTarget(name: "OptimistCoreTests", dependencies: ["OptimistCore", "OptimistTestSupport"]),
         .testTarget(name: "OptimistSQLiteTests", dependencies: ["Optimist", "OptimistTestSupport"]),
-        .testTarget(name: "OptimistTests", dependencies: ["Optimist", "OptimistFoundation"]),
+        .testTarget(name: "OptimistTests", dependencies: ["Optimist", "OptimistFoundation", "OptimistTestSupport"]),
         .testTarget(name: "OptimistSyncTests", dependencies: ["OptimistSync", "Optimist"]),
     ],
     swiftLanguageModes: [.v6]

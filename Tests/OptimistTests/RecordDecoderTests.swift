@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Optimist
+import OptimistTestSupport
 
 /// Values come back as they went in; stored JSON that does not fit the type is a typed error
 /// naming the field, never a trap.
@@ -35,6 +36,41 @@ import Optimist
         struct D: Codable, Equatable { var at: Date }
         let value = D(at: Date(timeIntervalSinceReferenceDate: seconds))
         #expect(try roundTrip(value).at.timeIntervalSinceReferenceDate.bitPattern == seconds.bitPattern)
+    }
+
+    /// Dates as a clock gives them (milli- and microseconds), arbitrary doubles and whole
+    /// seconds, across years 0001-9999: each reads back bit for bit, and its text has the
+    /// fewest fraction digits that do, judged by parsing the digits as text (`Double("0.…")`),
+    /// which the writer and reader replace with arithmetic.
+    @Test func randomDatesRoundTripWithTheFewestDigits() throws {
+        struct D: Codable, Equatable { var at: Date }
+        var rng = SeededRandom(seed: 19)
+        for i in 0..<4_000 {
+            let whole = Double(Int64.random(in: -63_113_904_000...252_423_993_599, using: &rng))
+            let fraction: Double = switch i % 4 {
+            case 0: Double(Int.random(in: 0..<1_000, using: &rng)) / 1_000
+            case 1: Double(Int.random(in: 0..<1_000_000, using: &rng)) / 1_000_000
+            case 2: Double.random(in: 0..<1, using: &rng)
+            default: 0
+            }
+            let seconds = whole + fraction
+            let record = try encoder.encode(D(at: Date(timeIntervalSinceReferenceDate: seconds)))
+            let back = try decoder.decode(D.self, from: record).at.timeIntervalSinceReferenceDate
+            #expect(back.bitPattern == seconds.bitPattern, "\(seconds)")
+            guard case .string(let text)? = record["at"], let dot = text.firstIndex(of: ".") else { continue }
+            let digits = String(text[text.index(after: dot)..<text.index(before: text.endIndex)])
+            let base = seconds.rounded(.down)
+            #expect(base + Double("0." + digits)! == seconds, "\(text)")
+            // No shorter fraction, rounded to its length, reads back as the same instant.
+            for n in 1..<digits.count {
+                var scale = 1.0
+                for _ in 0..<n { scale *= 10 }
+                let scaled = ((seconds - base) * scale).rounded()
+                guard scaled < scale else { continue }
+                let shorter = String(repeating: "0", count: n - String(Int64(scaled)).count) + String(Int64(scaled))
+                #expect(base + Double("0." + shorter)! != seconds, "\(text) could be .\(shorter)")
+            }
+        }
     }
 
     @Test func dateTextIsISO8601() throws {

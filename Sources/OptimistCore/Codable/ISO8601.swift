@@ -24,20 +24,43 @@ package enum ISO8601 {
         let secondOfDay = unix - days * 86_400
         let (y, m, d) = civilDate(daysSinceEpoch: days)
         guard (1...9999).contains(y) else { return nil }
-        // Written into bytes: a record's dates are encoded on every put, and string
-        // concatenation of padded pieces was most of the cost.
-        var out = [UInt8](repeating: 0, count: 19)
-        func put(_ v: Int64, _ at: Int, _ width: Int) {
-            var v = v
-            for j in stride(from: at + width - 1, through: at, by: -1) { out[j] = UInt8(48 + v % 10); v /= 10 }
+        // The fraction's digits as a number and a count (0 digits: none), or as text in the
+        // rare case that needs more than 15 of them.
+        var fractionValue: Int64 = 0, fractionCount = 0
+        var fractionText = ""
+        if fraction != 0 {
+            if let (v, n) = shortestFraction(fraction, whole: whole, of: seconds) {
+                (fractionValue, fractionCount) = (v, n)
+            } else {
+                fractionText = fractionDigits(fraction, whole: whole, of: seconds)
+                fractionCount = fractionText.utf8.count
+            }
         }
-        put(y, 0, 4); put(m, 5, 2); put(d, 8, 2)
-        put(secondOfDay / 3600, 11, 2); put(secondOfDay / 60 % 60, 14, 2); put(secondOfDay % 60, 17, 2)
-        out[4] = UInt8(ascii: "-"); out[7] = UInt8(ascii: "-"); out[10] = UInt8(ascii: "T")
-        out[13] = UInt8(ascii: ":"); out[16] = UInt8(ascii: ":")
-        var text = String(decoding: out, as: UTF8.self)
-        if fraction != 0 { text += "." + fractionDigits(fraction, whole: whole, of: seconds) }
-        return text + "Z"
+        // Written straight into the string's own storage: a record's dates are encoded on
+        // every put, and building the text from pieces was most of a put's encoding.
+        let length = 20 + (fractionCount > 0 ? fractionCount + 1 : 0)
+        return String(unsafeUninitializedCapacity: length) { out in
+            func put(_ v: Int64, _ at: Int, _ width: Int) {
+                var v = v, j = at + width - 1
+                while j >= at { out[j] = UInt8(truncatingIfNeeded: 48 + v % 10); v /= 10; j -= 1 }
+            }
+            put(y, 0, 4); put(m, 5, 2); put(d, 8, 2)
+            put(secondOfDay / 3600, 11, 2); put(secondOfDay / 60 % 60, 14, 2); put(secondOfDay % 60, 17, 2)
+            out[4] = UInt8(ascii: "-"); out[7] = UInt8(ascii: "-"); out[10] = UInt8(ascii: "T")
+            out[13] = UInt8(ascii: ":"); out[16] = UInt8(ascii: ":")
+            var i = 19
+            if fractionCount > 0 {
+                out[i] = UInt8(ascii: ".")
+                if fractionText.isEmpty {
+                    put(fractionValue, i + 1, fractionCount)
+                } else {
+                    for (j, b) in fractionText.utf8.enumerated() { out[i + 1 + j] = b }
+                }
+                i += 1 + fractionCount
+            }
+            out[i] = UInt8(ascii: "Z")
+            return length
+        }
     }
 
     /// Seconds since 2001 of `text`, or nil when it is not `YYYY-MM-DDTHH:MM:SS[.digits]`
@@ -48,40 +71,39 @@ package enum ISO8601 {
     }
 
     static func parse(bytes b: UnsafeBufferPointer<UInt8>) -> Double? {
-        var i = 0
-        func digits(_ n: Int) -> Int64? {
-            guard i + n <= b.count else { return nil }
-            var v: Int64 = 0
-            for j in i..<(i + n) {
-                guard (48...57).contains(b[j]) else { return nil }
-                v = v * 10 + Int64(b[j] - 48)
-            }
-            i += n
-            return v
-        }
-        func expect(_ c: UInt8) -> Bool {
-            guard i < b.count, b[i] == c else { return false }
-            i += 1
-            return true
-        }
-        guard let y = digits(4), expect(UInt8(ascii: "-")), let mo = digits(2), expect(UInt8(ascii: "-")),
-              let d = digits(2), expect(UInt8(ascii: "T")), let h = digits(2), expect(UInt8(ascii: ":")),
-              let mi = digits(2), expect(UInt8(ascii: ":")), let s = digits(2) else { return nil }
-        guard (1...12).contains(mo), (1...daysInMonth(y, mo)).contains(d), h < 24, mi < 60, s < 60 else { return nil }
+        // The fixed part, YYYY-MM-DDTHH:MM:SS, then the optional fraction and the zone.
+        guard b.count >= 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"),
+              b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
+              let y = number(b, 0, 4), let mo = number(b, 5, 2), let d = number(b, 8, 2),
+              let h = number(b, 11, 2), let mi = number(b, 14, 2), let s = number(b, 17, 2) else { return nil }
+        guard mo >= 1 && mo <= 12, d >= 1 && d <= daysInMonth(y, mo), h < 24, mi < 60, s < 60 else { return nil }
+        var i = 19
         var fraction = 0.0
-        if expect(UInt8(ascii: ".")) {
+        if b[i] == UInt8(ascii: ".") {
+            i += 1
             let start = i
-            while i < b.count, (48...57).contains(b[i]) { i += 1 }
-            guard i > start, let f = Double("0." + String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)) else { return nil }
-            fraction = f
+            while i < b.count, b[i] &- 48 < 10 { i += 1 }
+            let n = i - start
+            guard n > 0 else { return nil }
+            if n <= 15, let digits = number(b, start, n) {
+                // Both numbers are exact doubles (below 2^53 and 10^22), so the division is the
+                // correctly rounded value of the decimal: what parsing "0.digits" gives.
+                fraction = Double(digits) / powersOfTen[n]
+            } else {
+                guard let f = Double("0." + String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)) else { return nil }
+                fraction = f
+            }
         }
         var offset: Int64 = 0
-        if expect(UInt8(ascii: "Z")) {
-        } else if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
-            let sign: Int64 = b[i] == UInt8(ascii: "+") ? 1 : -1
+        guard i < b.count else { return nil }
+        if b[i] == UInt8(ascii: "Z") {
             i += 1
-            guard let oh = digits(2), expect(UInt8(ascii: ":")), let om = digits(2), oh < 24, om < 60 else { return nil }
+        } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
+            let sign: Int64 = b[i] == UInt8(ascii: "+") ? 1 : -1
+            guard i + 6 <= b.count, b[i + 3] == UInt8(ascii: ":"), let oh = number(b, i + 1, 2), let om = number(b, i + 4, 2),
+                  oh < 24, om < 60 else { return nil }
             offset = sign * (oh * 3600 + om * 60)
+            i += 6
         } else {
             return nil
         }
@@ -90,6 +112,21 @@ package enum ISO8601 {
         // Whole seconds plus the exact fraction: the sum is the original double, so it rounds to it.
         return Double(unix - referenceOffset) + fraction
     }
+
+    /// The decimal number in `b[at..<at+count]`, nil when a byte is not a digit.
+    @inline(__always)
+    static func number(_ b: UnsafeBufferPointer<UInt8>, _ at: Int, _ count: Int) -> Int64? {
+        var v: Int64 = 0
+        for j in at..<(at + count) {
+            let digit = b[j] &- 48
+            guard digit < 10 else { return nil }
+            v = v * 10 + Int64(digit)
+        }
+        return v
+    }
+
+    /// 10^0 ... 10^22, every one an exact double.
+    static let powersOfTen: [Double] = (0...22).map { n in (0..<n).reduce(1.0) { p, _ in p * 10 } }
 
     // MARK: Calendar arithmetic (proleptic Gregorian, days since 1970-01-01)
 
@@ -126,6 +163,28 @@ package enum ISO8601 {
         let d = dayOfYear - (153 * mp + 2) / 5 + 1
         let m = mp < 10 ? mp + 3 : mp - 9
         return (yearOfEra + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+
+    /// The fewest digits after "0." (at most 15) of the fraction `f` of `seconds` (= `whole` +
+    /// `f`) that give `seconds` back when parsed and added to `whole` (what ``parse(_:)``
+    /// does), as a number and a count: 0.123456 is written `.123456`, not as the exact binary
+    /// difference's 17 digits. Nil when 15 digits are not enough.
+    ///
+    /// Tested with arithmetic, not by formatting and parsing text: for up to 15 digits the
+    /// digits and 10^n are exact doubles, so their quotient is the correctly rounded value of
+    /// the decimal, which is what parsing the text gives.
+    static func shortestFraction(_ f: Double, whole: Double, of seconds: Double) -> (Int64, Int)? {
+        for n in 1...15 {
+            let scale = powersOfTen[n]
+            let scaled = (f * scale).rounded()
+            guard scaled < scale, scaled > 0 else { continue }
+            guard whole + scaled / scale == seconds else { continue }
+            var digits = Int64(scaled), count = n
+            // Trailing zeros say nothing (.250 is .25).
+            while digits % 10 == 0 { digits /= 10; count -= 1 }
+            return (digits, count)
+        }
+        return nil
     }
 
     /// The digits after "0." of the fraction `f` of `seconds` (= `whole` + `f`): the fewest
