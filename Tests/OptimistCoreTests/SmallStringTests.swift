@@ -35,6 +35,20 @@ import Testing
         }
     }
 
+    /// The coder's keys for field names hash short ASCII names from the string's bits; every
+    /// name must get the very key (and byte hash) `Key(_:)` gives, or a field is not found.
+    @Test func fieldKeysAreTheKeysOfTheirNames() {
+        let names = ["", "a", "at", "done", "minutes", "abcdefgh", "abcdefghi", "0123456789abcde",
+                     "0123456789abcdef", "a much longer field name", "café", "naïve", "\u{1F3C3}"]
+        for name in names + (0...15).map({ String(repeating: "x", count: $0) }) {
+            let fast = Key.field(name), plain = Key(name)
+            #expect(fast == plain && fast.bytesHash == plain.bytesHash, "\(name)")
+            // Also from bytes, as the JSON parser makes names.
+            let fromBytes = Array(name.utf8).withUnsafeBufferPointer(stringFromValidUTF8)
+            #expect(Key.field(fromBytes).bytesHash == plain.bytesHash, "\(name)")
+        }
+    }
+
     @Test func longOrNonASCIIInputIsLeftToTheNormalPath() {
         let long = Array("0123456789abcdef".utf8)
         #expect(long.withUnsafeBufferPointer(SmallString.make) == nil)

@@ -120,6 +120,29 @@ struct RecordCodingKey: CodingKey {
     static let superKey = RecordCodingKey(stringValue: "super")
 }
 
+/// No key: what the coder passes for a value's own (single-value) container and the root,
+/// where a path gets no component. A type of its own rather than an optional key, see
+/// ``ValueDecoder/error(_:key:)``.
+struct NoKey: CodingKey {
+    init() {}
+    init?(intValue: Int) { nil }
+    init?(stringValue: String) { nil }
+    var intValue: Int? { nil }
+    var stringValue: String { "" }
+}
+
+/// An array element's coding key. Unkeyed containers make one per element, and the name
+/// ("Index 3", as the standard library's unkeyed keys are named) is a string built from the
+/// number, so it is made only when asked for: when an error's path is built.
+struct IndexKey: CodingKey {
+    let index: Int
+    init(_ index: Int) { self.index = index }
+    init?(intValue: Int) { index = intValue }
+    init?(stringValue: String) { nil }
+    var intValue: Int? { index }
+    var stringValue: String { "Index \(index)" }
+}
+
 /// Converts what an `init(from:)` or `encode(to:)` threw into our error: ours pass through;
 /// the standard library's `DecodingError`/`EncodingError` keep their path and message;
 /// anything else is an invalid value at `path`.
@@ -149,3 +172,30 @@ func recordCodingError(_ error: any Error, at path: @autoclosure () -> [any Codi
 /// ``Key`` under a name the coding containers can use: inside them `Key` is the container's
 /// own coding-key type.
 typealias FieldKey = Key
+
+extension Key {
+    /// The key of a coding key's name, as ``init(_:)`` makes it. Names are short ASCII string
+    /// literals, kept inline in the string's two words; their byte hash is computed from the
+    /// words here, without the `withUTF8` call of `init(_:)` (half of making the key, and the
+    /// coder makes one for every field it reads or writes).
+    @inline(__always)
+    static func field(_ name: String) -> Key {
+        #if _endian(little)
+        if SmallString.layoutVerified {
+            let w = unsafeBitCast(name, to: (UInt64, UInt64).self)
+            // The last byte of a short ASCII string: 0xE0 | count (see SmallString).
+            let flags = UInt8(truncatingIfNeeded: w.1 >> 56)
+            if flags & 0xF0 == 0xE0 {
+                var h = hashSeed, word = w.0
+                for i in 0..<Int(flags & 0x0F) {
+                    if i == 8 { word = w.1 }
+                    h = hashStep(h, UInt8(truncatingIfNeeded: word))
+                    word >>= 8
+                }
+                return Key(name, bytesHash: h)
+            }
+        }
+        #endif
+        return Key(name)
+    }
+}
