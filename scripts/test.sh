@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The one test command: installs what is missing, builds everything and runs every suite —
 # Swift tests, CTest (C tests, the libffi scenario shim, install and example tests), the same
-# C tests under sanitizers, pytest over the Python package, and the Swift quick start.
+# C tests under sanitizers, a short run of every fuzz target (scripts/fuzz.sh), pytest over the
+# Python package, and the Swift quick start.
 # Prints each suite's summary and exits non-zero if any suite fails.
 #
 #   bash scripts/test.sh            # everything
-#   OPTIMIST_SKIP_SANITIZERS=1 bash scripts/test.sh   # a faster local loop
+#   OPTIMIST_SKIP_SANITIZERS=1 OPTIMIST_SKIP_FUZZ=1 bash scripts/test.sh   # a faster local loop
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -40,6 +41,9 @@ sanitizer_tests() {
     cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPTIMIST_BUILD_TESTS=ON -DOPTIMIST_SANITIZERS=ON &&
         cmake --build build-san && ctest --test-dir build-san --output-on-failure --no-tests=error
 }
+# Every libFuzzer target briefly (its seeds and regression inputs replayed first, then new
+# inputs): a quick net, not the long runs (bash scripts/fuzz.sh, 60 s a target by default).
+fuzz_run() { FUZZ_SECONDS="${FUZZ_SECONDS:-15}" bash scripts/fuzz.sh; }
 python_tests() {
     # A venv of our own: nothing is installed into the user's Python.
     local venv="$ROOT/build/venv"
@@ -64,6 +68,9 @@ run_suite cmake-build 'Linking|ninja: no work|liboptimist' cmake_build
 run_suite ctest 'tests passed' ctest_run
 if [ -z "${OPTIMIST_SKIP_SANITIZERS:-}" ]; then
     run_suite sanitizers 'tests passed' sanitizer_tests
+fi
+if [ -z "${OPTIMIST_SKIP_FUZZ:-}" ]; then
+    run_suite fuzz 'fuzz: [0-9]+ targets' fuzz_run
 fi
 run_suite python 'passed|failed' python_tests
 run_suite swift-quickstart 'habits-quickstart|done' swift_quickstart
