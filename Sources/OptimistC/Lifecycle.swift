@@ -12,35 +12,8 @@ public func optimist_open(_ path: UnsafePointer<CChar>?, _ outStore: UnsafeMutab
     guarded { () throws(OptimistError) in
         let out = try out(outStore, "out")
         let p = try optionalText(path, "path")
-        let s = try openNamingFile(p, cacheBytes: defaultCacheBytes)
+        let s = try Store.open(path: p)
         out.pointee = makeStoreHandle(s)
-    }
-}
-
-/// Opens the store, keeping optimist_open's promise about what a file can answer.
-///
-/// BUSY names the file: SQLite's own text ("BEGIN IMMEDIATE: database is locked") does not, and
-/// an app holding several stores must be able to tell its user (or its log) which one another
-/// process has open.
-///
-/// An internal error while opening a file becomes CORRUPT: the header promises OK, IO, CORRUPT
-/// or BUSY for a file, and the loader's SQL failing against it (a damaged schema: "no such
-/// column", found by Tests/Fuzz/fuzz_store_file) means the file is not a store this library
-/// wrote. SQLite's generic SQLITE_ERROR reaches us as `.internal`, so this is where the C
-/// contract can be kept; an in-memory store's internal errors stay what they are.
-private func openNamingFile(_ path: String?, cacheBytes: Int) throws(OptimistError) -> Store {
-    do {
-        return try Store.open(path: path, cacheBytes: cacheBytes)
-    } catch {
-        guard let path else { throw error }
-        switch error {
-        case .busy(let message) where !message.contains(path):
-            throw .busy("\(path) is open in another process or connection (\(message))")
-        case .internal(let message):
-            throw .corrupt("\(path) is damaged or not an Optimist store: \(message)")
-        default:
-            throw error
-        }
     }
 }
 
@@ -73,7 +46,7 @@ public func optimist_open_ext(_ path: UnsafePointer<CChar>?, _ opts: UnsafeRawPo
             guard bytes > 0 else { throw .misuse("optimist_open_options.cache_bytes must be positive (the default is OPTIMIST_CACHE_BYTES_DEFAULT)") }
             cacheBytes = bytes > UInt(maximumCacheBytes) ? maximumCacheBytes : Int(bytes)
         }
-        let s = try openNamingFile(p, cacheBytes: cacheBytes)
+        let s = try Store.open(path: p, cacheBytes: cacheBytes)
         out.pointee = makeStoreHandle(s)
     }
 }

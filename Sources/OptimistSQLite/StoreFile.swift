@@ -55,7 +55,24 @@ public enum SQLiteStoreFile {
             }
         } catch {
             c.close()
-            throw error
+            throw named(error, path)
+        }
+    }
+
+    /// What opening `path` failed with, said so that the file is named. SQLite's own text
+    /// ("BEGIN IMMEDIATE: database is locked") does not say which store another process holds,
+    /// and an app with several stores must tell its user (or log) which. SQLite's generic
+    /// error (`.internal` here) while loading means the file's schema is not what this library
+    /// wrote ("no such column", a damaged `sqlite_master`, found by Tests/Fuzz/fuzz_store_file):
+    /// the file is damaged, and a caller is promised OK, IO, CORRUPT or BUSY for a file.
+    static func named(_ error: OptimistError, _ path: String) -> OptimistError {
+        switch error {
+        case .busy(let message) where !message.contains(path):
+            return .busy("\(path) is open in another process or connection (\(message))")
+        case .internal(let message):
+            return .corrupt("\(path) is damaged or not an Optimist store: \(message)")
+        default:
+            return error
         }
     }
 

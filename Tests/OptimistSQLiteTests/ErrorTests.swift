@@ -102,8 +102,30 @@ func readAll(_ path: String) -> [UInt8] {
         let path = dir.file("held.db")
         let s = try Store.open(path: path)
         #expect(code { _ = try Store.open(path: path) } == Self.busy)
+        // The message names the file: an app with several stores can tell which one is held.
+        do { _ = try Store.open(path: path); Issue.record("opened twice") } catch {
+            #expect("\(error)".contains(path), "\(error)")
+        }
         try s.close()
         try withStore(path) { _ in }   // free again once closed
+    }
+
+    /// A file whose schema text is damaged (SQLite then fails with its generic error, "no such
+    /// column") is CORRUPT, naming the file, not an internal error (found by fuzz_store_file).
+    @Test func aDamagedSchemaIsCorrupt() throws {
+        let dir = TempDir()
+        let path = dir.file("schema.db")
+        try withStore(path) { _ in }
+        var bytes = readAll(path)
+        let needle = Array("bits BLOB".utf8)
+        guard let at = (0...(bytes.count - needle.count)).first(where: { Array(bytes[$0..<$0 + needle.count]) == needle }) else {
+            Issue.record("no ended_chunks definition in the file")
+            return
+        }
+        for i in at..<at + 4 { bytes[i] = UInt8(ascii: "x") }  // the column is now "xxxx"
+        writeFile(path, bytes)
+        #expect(code { _ = try Store.open(path: path) } == Self.corrupt)
+        do { _ = try Store.open(path: path) } catch { #expect("\(error)".contains(path), "\(error)") }
     }
 
     @Test func openInAnotherProcessIsBusy() throws {
