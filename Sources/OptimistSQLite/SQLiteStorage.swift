@@ -28,6 +28,27 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         var append: UInt64
     }
     private var unwritten: [RecordAddress: Unwritten] = [:]
+
+    /// Per collection, the lowest and highest key it has in the file or in ``unwritten`` (or
+    /// ever had: a delete does not narrow them), once asked for. A key outside them has no
+    /// row, so reading it costs no SQLite statement: a new record's first put (the common
+    /// mutate) does not reach the file, and does not wait for the writer's statement in
+    /// progress on the shared connection. Kept exact by ``setRecord(_:_:_:)``: the file gains
+    /// rows only from this storage (the store holds it exclusively).
+    private var bounds: [Key: KeyBounds] = [:]
+
+    enum KeyBounds {
+        case empty
+        case range(Key, Key)
+
+        mutating func include(_ key: Key) {
+            switch self {
+            case .empty: self = .range(key, key)
+            case .range(let lowest, let highest):
+                if key < lowest { self = .range(key, highest) } else if highest < key { self = .range(lowest, key) }
+            }
+        }
+    }
     /// Unwritten records in append order, so committed ones are let go in order.
     private var order: [(address: RecordAddress, append: UInt64)] = []
     private var orderHead = 0
@@ -48,7 +69,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         let a = RecordAddress(collection: collection, key: key)
         if !unwritten.isEmpty, let u = unwritten[a] { return u.value }
         if let hit = cache.lookup(a) { return hit }
-        let value = try fileRecord(a)
+        let value = try mayBeInFile(a) ? fileRecord(a) : nil
         cache.insert(a, value)
         return value
     }
@@ -57,7 +78,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         let a = RecordAddress(collection: collection, key: key)
         if !unwritten.isEmpty, let u = unwritten[a] { return u.value }
         if cache.count > 0, let hit = cache.lookup(a) { return hit }
-        return try fileRecord(a)
+        return try mayBeInFile(a) ? fileRecord(a) : nil
     }
 
     func uncachedRecords(_ collection: Key, _ keys: [Key]) throws(OptimistError) -> [Key: Record] {
@@ -81,8 +102,8 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         // mutations are often new records (today's logs, fresh ids) that sort after every
         // confirmed one, and two index seeks spare them a probe each.
         if !ask.isEmpty {
-            guard let range = try fileKeyRange(collection) else { return out }
-            ask.removeAll { $0 < range.lowest || range.highest < $0 }
+            guard case .range(let lowest, let highest) = try keyBounds(collection) else { return out }
+            ask.removeAll { $0 < lowest || highest < $0 }
         }
         // The keys go in as one JSON array per chunk; SQLite walks it and looks each key up
         // (CROSS JOIN keeps the array as the outer loop, so each row is one primary-key probe).
@@ -119,19 +140,33 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         return out
     }
 
-    /// The lowest and highest key of `collection` in the file; nil when it has no row.
-    private func fileKeyRange(_ collection: Key) throws(OptimistError) -> (lowest: Key, highest: Key)? {
-        try connection.serially { () throws(OptimistError) -> (lowest: Key, highest: Key)? in
+    /// Whether the file may hold `a`: false when its key lies outside every key its
+    /// collection has in the file or will have once the writer catches up (see ``bounds``).
+    private func mayBeInFile(_ a: RecordAddress) throws(OptimistError) -> Bool {
+        switch try keyBounds(a.collection) {
+        case .empty: return false
+        case .range(let lowest, let highest): return !(a.key < lowest || highest < a.key)
+        }
+    }
+
+    /// ``bounds`` of `collection`, read from the file (two index seeks) the first time.
+    private func keyBounds(_ collection: Key) throws(OptimistError) -> KeyBounds {
+        if let known = bounds[collection] { return known }
+        var b = try connection.serially { () throws(OptimistError) -> KeyBounds in
             var keys = [Key]()
             for sql in ["SELECT key FROM records WHERE coll = ?1 ORDER BY key LIMIT 1",
                         "SELECT key FROM records WHERE coll = ?1 ORDER BY key DESC LIMIT 1"] {
                 let s = try connection.prepare(sql)
                 s.bind(1, collection)
-                guard try s.step() else { return nil }
+                guard try s.step() else { return .empty }
                 keys.append(Key(s.text(0) ?? ""))
             }
-            return (keys[0], keys[1])
+            return .range(keys[0], keys[1])
         }
+        // Records the writer has not written yet will be in the file: they count already.
+        for (u, entry) in unwritten where u.collection == collection && entry.value != nil { b.include(u.key) }
+        bounds[collection] = b
+        return b
     }
 
     /// The record as the file holds it.
@@ -276,6 +311,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         // The store appends this call's journal entries after the call: the next append.
         let append = writer.appendedCount.load(ordering: .acquiring) &+ 1
         unwritten[a] = Unwritten(value: value, append: append)
+        if value != nil, bounds[collection] != nil { bounds[collection]!.include(key) }
         order.append((a, append))
         cache.update(a, value)  // still right once written; not added when not cached
     }
@@ -309,6 +345,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
             getRecord = nil
             getRecords = nil
             scans = [:]
+            bounds = [:]
         }
         cache.removeAll()
         unwritten = [:]

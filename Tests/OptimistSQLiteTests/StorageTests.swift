@@ -88,6 +88,35 @@ import CSQLite
         #expect(try s.get("none", "k") == ["n": 7])
     }
 
+    /// A read of a key outside the keys its collection has in the file costs no query; the
+    /// bounds that decide it follow every record the store confirms, so records put below or
+    /// above them (then written, and evicted from a one-byte cache) are still found.
+    @Test func keyBoundsFollowConfirmedRecords() throws {
+        let dir = TempDir()
+        let path = dir.file("bounds.optimist")
+        try withStore(path) { (s: Store) throws in try s.serverApply([put("c", "m", ["n": 1])]) }
+        let s = try Store.open(path: path, cacheBytes: 1)
+        #expect(try s.get("c", "x") == nil)          // outside [m, m]: the bounds are read now
+        #expect(try s.get("other", "x") == nil)      // a collection with no row
+        try s.serverApply([put("c", "a", ["n": 2]), put("c", "z", ["n": 3]), put("other", "k", ["n": 4])])
+        try s.flush()
+        try s.mutate([put("c", "zz", ["n": 5])])     // pending: the overlay, not the bounds
+        #expect(try s.get("c", "a") == ["n": 2])
+        #expect(try s.get("c", "z") == ["n": 3])
+        #expect(try s.get("other", "k") == ["n": 4])
+        #expect(try s.confirmed("c", "zz") == nil)
+        try s.serverApply([.delete(collection: "c", key: "a")])
+        try s.flush()
+        #expect(try s.get("c", "a") == nil)
+        try s.close()
+        let again = try Store.open(path: path, cacheBytes: 1)
+        defer { try? again.close() }
+        #expect(try again.get("c", "z") == ["n": 3])
+        #expect(try again.get("c", "m") == ["n": 1])
+        #expect(try again.get("c", "zz") == ["n": 5])
+        #expect(try again.get("other", "k") == ["n": 4])
+    }
+
     /// Defining a view over records already in the file computes it there; records the writer
     /// has not written yet (and pending ones) count as the store shows them.
     @Test func aViewDefinedOverExistingRecordsCountsWhatTheStoreShows() throws {
