@@ -48,14 +48,12 @@ def main():
     lines.append("")
     lines.append(f"`Benchmarks/run --storage` (Benchmarks/Swift/Storage.swift): {n:,} habit logs, {json_mb:.0f} MB of JSON "
                  "(~109 B each). Memory is RSS from /proc/self/statm, measured in a fresh child process; open figures are "
-                 "medians of 5 child processes. *before*: the same benchmark on the design before storage issue 13 "
-                 "(every record parsed into memory at open). The *before* in-memory RSS loaded the records in batches of "
-                 "100k; *after* loads them in batches of 10k (pull-sized), since the parsed ops of a 100k batch (~100 MB) "
-                 "stay with the allocator after they are freed and were counted as the store's; the before figure is "
-                 "therefore not like for like on that row. The *before* reopen is the durable bench's figure at commit "
-                 "612260c (the same measure: open + pending_count + close of a file with 100k pending mutations). The SQLite "
-                 "row times the query a miss runs, `SELECT value FROM records WHERE coll = ? AND key = ?`, through the C API "
-                 "alone on the same file, keys and pragmas: the floor under the store's miss on this machine.")
+                 "medians of 5 child processes. *before*: the same benchmark built on the design before storage issue 13 "
+                 "(every record parsed into memory at open; commit c941359), run in the same session on the same machine, "
+                 "alternating with *after* (before, after, after, before; each column shows its last run, and "
+                 "Benchmarks/results/storage*.jsonl keep both). The SQLite row times the query a miss runs, "
+                 "`SELECT value FROM records WHERE coll = ? AND key = ?`, through the C API alone on the same file, keys and "
+                 "pragmas: the floor under the store's miss on this machine.")
     lines.append("")
     lines.append("| measurement | target | before | after |")
     lines.append("|---|---|---:|---:|")
