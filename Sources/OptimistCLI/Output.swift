@@ -106,22 +106,9 @@ enum Show {
     static func time(_ ms: Int64) -> String {
         guard ms >= 1_000_000_000_000 && ms < 10_000_000_000_000 else { return "\(ms)" }
         let seconds = ms / 1000
-        let (y, m, d) = civil(days: seconds / 86_400)
+        let (y, m, d) = ISO8601.civilDate(daysSinceEpoch: seconds / 86_400)  // the same calendar as dates in records
         let s = seconds % 86_400
         func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
         return "\(ms) (\(y)-\(two(m))-\(two(d)) \(two(s / 3600)):\(two(s / 60 % 60)):\(two(s % 60)) UTC)"
-    }
-
-    /// The proleptic Gregorian date of a day count since 1970-01-01 (days ≥ 0).
-    static func civil(days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = z / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
     }
 }

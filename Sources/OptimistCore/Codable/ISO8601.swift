@@ -153,7 +153,7 @@ package enum ISO8601 {
     }
 
     /// The date `days` after 1970-01-01 (the inverse of ``daysSinceEpoch(_:_:_:)``).
-    static func civilDate(daysSinceEpoch days: Int64) -> (Int64, Int64, Int64) {
+    package static func civilDate(daysSinceEpoch days: Int64) -> (Int64, Int64, Int64) {
         let z = days + 719_468
         let era = floorDivide(z, 146_097)
         let dayOfEra = z - era * 146_097
