@@ -23,4 +23,17 @@ import OptimistTestSupport
         #expect(problems.isEmpty, "\(problems)")
         #expect(evictedEveryStep)
     }
+
+    /// Every server change staged (see ``Store``'s locking): built outside the state lock,
+    /// published as a layer, moved into the storage in chunks. The same sequences must give
+    /// the same states, with the one-byte cache too.
+    @Test(arguments: 0..<300)
+    func withEveryServerChangeStaged(seed: Int) throws {
+        let problems = try ModelRun.run(seed: seed, steps: 80, open: {
+            let s = try Store(cacheBytes: seed % 2 == 0 ? defaultCacheBytes : 1)
+            s.stagingThreshold = 1
+            return s
+        })
+        #expect(problems.isEmpty, "\(problems)")
+    }
 }

@@ -28,6 +28,30 @@ import CSQLite
         #expect(evicted)
     }
 
+    /// The same with every server change staged (see ``Store``'s locking): its records
+    /// published as a layer over the file's, then moved into the storage a chunk at a time.
+    @Test(arguments: 0..<40)
+    func modelWithEveryServerChangeStaged(seed: Int) throws {
+        let dir = TempDir()
+        let path = dir.file("model.optimist")
+        let problems = try ModelRun.run(seed: seed, steps: 60, reopenEvery: 10, open: {
+            let s = try Store.open(path: path, cacheBytes: 1)
+            s.stagingThreshold = 1
+            return s
+        })
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
+    /// Readers beside a writer on a store file see only states that existed (see
+    /// ``ConsistencyRun``), with a small cache so reads reach the file.
+    @Test func readersSeeOnlyWholeChangesOnAFile() throws {
+        let dir = TempDir()
+        let s = try Store.open(path: dir.file("consistency.optimist"), cacheBytes: 64 << 10)
+        defer { try? s.close() }
+        let problems = try ConsistencyRun.run(s)
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
     /// Opening reads no record: a store of many records opens with an empty cache, and a
     /// record comes from the file when first read.
     @Test func openReadsNoRecordAndReadsOnDemand() throws {

@@ -1,11 +1,11 @@
 extension Engine {
     func get(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
         if let c = collections[collection] { return try readVisible(c, key) }
-        return try storage.record(collection, key)
+        return try stored(collection, key)
     }
 
     func confirmed(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
-        try storage.record(collection, key)
+        try stored(collection, key)
     }
 
     func isPending(_ collection: Key, _ key: Key) -> Bool { collections[collection]?.chains[key] != nil }
@@ -39,7 +39,7 @@ extension Engine {
         let page = limit > 0 ? min(max(limit + pending.count, 16), 4096) : 4096
         var after: Key?
         while out.count < want {
-            let rows = try storage.scan(collection, prefix: prefix, after: after, limit: page)
+            let rows = try storedScan(collection, prefix: prefix, after: after, limit: page)
             for (k, v) in rows {
                 drainOverlay(before: k)
                 guard out.count < want else { break }

@@ -11,7 +11,7 @@ extension Engine {
     /// The record's layers: its pending chain folded on its confirmed value, as ``recompute``
     /// folds it; the visible value is the one reads return.
     func explain(_ collection: Key, _ key: Key) throws(OptimistError) -> Explanation {
-        let confirmed = try storage.record(collection, key)
+        let confirmed = try stored(collection, key)
         guard let c = collections[collection] else {
             return Explanation(collection: collection, key: key, confirmed: confirmed, layers: [], visible: confirmed)
         }

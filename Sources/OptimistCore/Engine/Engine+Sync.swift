@@ -169,8 +169,19 @@ extension Engine {
     /// `changes`), pending mutations re-applied on top, the new cursor recorded.
     func applyPull(changes: [Op], outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?) throws(OptimistError) {
         cause = .server
-        for (id, _) in outcomes { if let m = live[MutationKey(id)] { try prefetch(m.touched) } }
+        try prefetchPullOutcomes(outcomes)
         try serverApply(changes)
+        applyPullOutcomes(outcomes, cursor: cursor)
+    }
+
+    /// Reads the records of the mutations a pull settles, before the pull changes anything.
+    func prefetchPullOutcomes(_ outcomes: [(id: MutationID, outcome: PulledOutcome)]) throws(OptimistError) {
+        for (id, _) in outcomes { if let m = live[MutationKey(id)] { try prefetch(m.touched) } }
+    }
+
+    /// A pull's second half, once its changes are confirmed: the mutations it settles, and
+    /// its cursor.
+    func applyPullOutcomes(_ outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?) {
         for (id, outcome) in outcomes {
             guard let m = live[MutationKey(id)], m.record.status != .inflight else { continue }
             switch outcome {

@@ -118,6 +118,10 @@ final class Engine {
     /// The sync's pull cursor (opaque, from the server); persisted with the store.
     var syncCursor: String?
 
+    /// A big server change's records, published over the storage while its writer moves them
+    /// in (see ``ConfirmedLayer``); nil at all other times.
+    var layer: ConfirmedLayer?
+
     /// A storage read that failed after the call's prefetch (see ``visible(_:_:)``).
     var storageFault: OptimistError?
 
@@ -161,6 +165,13 @@ final class Engine {
         if journal != nil { journal!.append(e()) }
     }
 
+    /// The call's journal entries, handed over (nil when none or in memory).
+    func takeJournal() -> [JournalEntry]? {
+        guard let j = journal, !j.isEmpty else { return nil }
+        journal!.removeAll(keepingCapacity: true)
+        return j
+    }
+
     // MARK: Change tracking
 
     /// Remembers a record's state before it changes (only when someone listens).
@@ -169,6 +180,18 @@ final class Engine {
         let a = RecordAddress(collection: c.name, key: key)
         if before[a] == nil {
             before[a] = Before(value: visible(c, key), status: recordStatus(c, key), cause: cause, forced: false)
+            touchOrder.append(a)
+        }
+    }
+
+    /// ``noteTouch(_:_:)`` with the record's confirmed value already read (a staged batch
+    /// reads its records in bulk, before it takes the state lock to publish).
+    func noteTouch(_ c: CollectionState, _ key: Key, confirmed: Record?) {
+        guard !subscriptions.isEmpty else { return }
+        let a = RecordAddress(collection: c.name, key: key)
+        if before[a] == nil {
+            let value = c.overlay.index(forKey: key).map { c.overlay.values[$0] } ?? confirmed
+            before[a] = Before(value: value, status: recordStatus(c, key), cause: cause, forced: false)
             touchOrder.append(a)
         }
     }
@@ -196,6 +219,12 @@ final class Engine {
         guard let chain = c.chains[key] else { return .confirmed }
         for id in chain where live[MutationKey(id)]?.record.status == .failed { return .failed }
         return .pending
+    }
+
+    /// Drops what was noted for listeners (a staged change that failed before its publish).
+    func forgetTouches() {
+        before.removeAll(keepingCapacity: true)
+        touchOrder.removeAll(keepingCapacity: true)
     }
 
     /// The listener calls owed for the changes since the last call.
@@ -236,12 +265,12 @@ final class Engine {
     /// The same, for the first read of a key in a call: a storage failure is thrown.
     @inline(__always) func readVisible(_ c: CollectionState, _ key: Key) throws(OptimistError) -> Record? {
         if let i = c.overlay.index(forKey: key) { return c.overlay.values[i] }
-        return try storage.record(c.name, key)
+        return try stored(c.name, key)
     }
 
     /// `C[key]` (see ``visible(_:_:)`` for failures).
     func confirmedRecord(_ collection: Key, _ key: Key) -> Record? {
-        do { return try storage.record(collection, key) } catch {
+        do { return try stored(collection, key) } catch {
             if storageFault == nil { storageFault = error }
             return nil
         }
@@ -251,11 +280,11 @@ final class Engine {
     /// disk failure fails the call with nothing changed; the storage keeps them in memory
     /// until the call ends.
     func prefetch<S: Sequence>(_ addresses: S) throws(OptimistError) where S.Element == RecordAddress {
-        for a in addresses { _ = try storage.record(a.collection, a.key) }
+        for a in addresses { _ = try stored(a.collection, a.key) }
     }
 
     func prefetch(_ ops: [Op]) throws(OptimistError) {
-        for op in ops { _ = try storage.record(op.collection, op.key) }
+        for op in ops { _ = try stored(op.collection, op.key) }
     }
 
     // MARK: Visible state

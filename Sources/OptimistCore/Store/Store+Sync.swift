@@ -23,6 +23,7 @@ extension Store {
 
     /// Applies one pull atomically (see ``Engine/applyPull(changes:outcomes:cursor:)``).
     package func syncApplyPull(changes: [Op], outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?) throws(OptimistError) {
+        if changes.count >= stagingThreshold { return try changeStaged(changes, outcomes: outcomes, cursor: cursor) }
         try change(.server) { e throws(OptimistError) in try e.applyPull(changes: changes, outcomes: outcomes, cursor: cursor) }
     }
 

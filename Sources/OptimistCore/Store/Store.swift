@@ -4,13 +4,39 @@ import Synchronization
 /// `V = fold(P, C)` that every read returns.
 ///
 /// Safe to use from many threads at once. Listeners run on the calling thread after the change
-/// is visible, outside the store's lock, so they may read and mutate the store.
+/// is visible, outside the store's locks, so they may read and mutate the store.
+///
+/// ## Locking: readers never wait for a writer's whole call
+///
+/// Two locks. The *writers' lock* orders every call that changes the store: one writer at a
+/// time, for its whole call, which hands its journal to the persistence under it too (so
+/// the file receives changes in the order they were made). The *state lock* guards the
+/// engine's state against readers; a reader (get, scan, status, view values, explain ...)
+/// takes only this one, and sees everything before some change and nothing of a change in
+/// progress.
+///
+/// A writer holds the state lock only to publish. An ordinary change (a mutate, a commit, a
+/// small server change) is its own publish: it runs under the state lock, for the
+/// microseconds it takes. A server change of ``stagingThreshold`` records or more (a bulk
+/// server apply, a big pull) is staged: its records are read and built with only the
+/// writers' lock held, published as one layer over the confirmed records in one short step
+/// (its cost is the pending keys and view changes it touches, not its size), then moved
+/// into the storage a chunk per state-lock hold while the layer still answers for them (see
+/// ``ConfirmedLayer``). A 100k-record batch therefore becomes visible at once, to readers
+/// and listeners alike, and no reader waits for more than one chunk's step.
 public final class Store: Sendable {
-    private let state: Mutex<Engine>
-    private let sink: (any JournalSink)?
+    /// Orders the writers (see the type's comment).
+    let writers = Mutex(())
+    /// Guards ``engine`` against readers (see the type's comment).
+    private let stateLock = Mutex(())
+    /// Read under ``stateLock``; changed under both locks; read by a staging writer between
+    /// its state-lock steps, which only the writers' lock makes safe (nobody else changes it).
+    nonisolated(unsafe) private var engine: Engine
+    let sink: (any JournalSink)?
     /// Mirrors the engine's `closed`, for a check without the lock (the C boundary's per-call
     /// handle check); calls still check under the lock.
     private let closedFlag = Atomic<Bool>(false)
+    private let staging = Atomic<Int>(Store.defaultStagingThreshold)
     /// The stable id of this store, sent with each mutation id as the idempotency key.
     public let clientID: String
 
@@ -46,7 +72,7 @@ public final class Store: Sendable {
     private init(engine e: sending Engine, sink: (any JournalSink)?, retryPolicy: RetryPolicy) {
         e.retryPolicy = retryPolicy
         clientID = e.clientID
-        state = Mutex(e)
+        engine = e
         self.sink = sink
     }
 
@@ -59,33 +85,37 @@ public final class Store: Sendable {
         return min(bytes, maximumCacheBytes)
     }
 
-    /// Runs `body` under the lock, hands the journal to the sink, then calls the listeners
-    /// (and, when the call queued a mutation, wakes the attached sync).
+    /// Runs `body` as one change: under both locks, then hands the journal to the sink (under
+    /// the writers' lock only), then calls the listeners (and, when the call queued a
+    /// mutation, wakes the attached sync).
     func change<R: Sendable>(
         _ cause: ChangeCause, _ body: (Engine) throws(OptimistError) -> R
     ) throws(OptimistError) -> R {
-        let (result, delivery, wake, fault) = try state.withLock {
-            (e: inout Engine) throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
-            guard !e.closed else { throw OptimistError.misuse("the store is closed") }
-            if let error = sink?.takeError() { throw error }
-            e.cause = cause
-            defer { e.storage.endCall() }
-            let r: R
-            do throws(OptimistError) { r = try body(e) } catch {
+        let (result, delivery, wake, fault) = try writers.withLock {
+            _ throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
+            let (r, journal, delivery, wake, fault) = try stateLock.withLock {
+                _ throws(OptimistError) -> (R, [JournalEntry]?, Delivery, (any StoreAttachment)?, OptimistError?) in
+                let e = engine
+                guard !e.closed else { throw OptimistError.misuse("the store is closed") }
+                if let error = sink?.takeError() { throw error }
+                e.cause = cause
+                defer { e.storage.endCall() }
+                let r: R
+                do throws(OptimistError) { r = try body(e) } catch {
+                    e.storageFault = nil
+                    throw error
+                }
+                e.logViews()
+                let journal = e.takeJournal()
+                let queued = cause == .mutate || cause == .retry
+                // A read that failed after the call's prefetch (see ``Engine/visible(_:_:)``): the
+                // call's changes stand and are delivered, and the caller hears of the failure.
+                let fault = e.storageFault
                 e.storageFault = nil
-                throw error
+                return (r, journal, e.takeDelivery(), queued ? e.attachment : nil, fault)
             }
-            e.logViews()
-            if let s = sink, let j = e.journal, !j.isEmpty {
-                s.append(j)
-                e.journal!.removeAll(keepingCapacity: true)
-            }
-            let queued = cause == .mutate || cause == .retry
-            // A read that failed after the call's prefetch (see ``Engine/visible(_:_:)``): the
-            // call's changes stand and are delivered, and the caller hears of the failure.
-            let fault = e.storageFault
-            e.storageFault = nil
-            return (r, e.takeDelivery(), queued ? e.attachment : nil, fault)
+            if let journal { sink?.append(journal) }
+            return (r, delivery, wake, fault)
         }
         for (listener, changes) in delivery { listener(changes) }
         wake?.storeDidQueue()
@@ -93,12 +123,53 @@ public final class Store: Sendable {
         return result
     }
 
+    /// Runs `body` under the state lock only: a reader.
     func read<R: Sendable>(_ body: (Engine) throws(OptimistError) -> R) throws(OptimistError) -> R {
-        try state.withLock { (e: inout Engine) throws(OptimistError) -> R in
+        try stateLock.withLock { _ throws(OptimistError) -> R in
+            let e = engine
             guard !e.closed else { throw OptimistError.misuse("the store is closed") }
             defer { e.storage.endCall() }
             return try body(e)
         }
+    }
+
+    /// Runs `body` under both locks, with no journal and no listeners: a change to the
+    /// store's own arrangements (subscriptions, the attached sync, the retry policy), which
+    /// a staging writer reads between its steps.
+    func arrange<R: Sendable>(_ body: (Engine) throws(OptimistError) -> R) throws(OptimistError) -> R {
+        try writers.withLock { _ throws(OptimistError) -> R in
+            try stateLock.withLock { _ throws(OptimistError) -> R in
+                let e = engine
+                guard !e.closed else { throw OptimistError.misuse("the store is closed") }
+                return try body(e)
+            }
+        }
+    }
+
+    /// Runs `body` under the state lock alone: one step of a staged change, made while the
+    /// caller holds the writers' lock.
+    func state<R, E: Error>(_ body: (Engine) throws(E) -> R) throws(E) -> R {
+        stateLock._unsafeLock()
+        defer {
+            engine.storage.endCall()
+            stateLock._unsafeUnlock()
+        }
+        return try body(engine)
+    }
+
+    /// The engine, for a staging writer between its state-lock steps (see ``engine``).
+    var unlockedEngine: Engine { engine }
+
+    /// Server changes of this many records or more are staged (see the type's comment);
+    /// tests lower it to stage small ones.
+    package var stagingThreshold: Int {
+        get { staging.load(ordering: .relaxed) }
+        set { staging.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Runs `body` under both locks, closed or not.
+    private func locked<R: Sendable>(_ body: (Engine) -> R) -> R {
+        writers.withLock { _ in stateLock.withLock { _ in body(engine) } }
     }
 
     // MARK: Mutations
@@ -130,6 +201,7 @@ public final class Store: Sendable {
     /// An authoritative change from outside, applied to `C`; pending mutations are re-applied
     /// on top.
     public func serverApply(_ ops: [Op]) throws(OptimistError) {
+        if ops.count >= stagingThreshold { return try changeStaged(ops, outcomes: [], cursor: nil) }
         try change(.server) { e throws(OptimistError) in try e.serverApply(ops) }
     }
 
@@ -194,8 +266,8 @@ public final class Store: Sendable {
     }
 
     public var retryPolicy: RetryPolicy {
-        get { state.withLock { $0.retryPolicy } }
-        set { state.withLock { $0.retryPolicy = newValue } }
+        get { stateLock.withLock { _ in engine.retryPolicy } }
+        set { locked { $0.retryPolicy = newValue } }
     }
 
     // MARK: Freshness
@@ -240,7 +312,7 @@ public final class Store: Sendable {
     @discardableResult
     public func subscribe(collection: Key? = nil, prefix: Key? = nil,
                           _ listener: @escaping @Sendable ([Change]) -> Void) throws(OptimistError) -> UInt64 {
-        try read { e in
+        try arrange { e in
             let id = e.nextSubscription
             e.nextSubscription += 1
             e.subscriptions[id] = Subscription(collection: collection, prefix: prefix, listener: listener)
@@ -249,7 +321,7 @@ public final class Store: Sendable {
     }
 
     public func unsubscribe(_ id: UInt64) throws(OptimistError) {
-        try read { e throws(OptimistError) in
+        try arrange { e throws(OptimistError) in
             guard e.subscriptions.removeValue(forKey: id) != nil else { throw .notFound("no subscription \(id)") }
         }
     }
@@ -276,14 +348,16 @@ public final class Store: Sendable {
     /// are dropped, so a closed store kept referenced holds next to no memory.
     public func close() throws(OptimistError) {
         // The sync stops first, outside the lock: its thread may be inside a store call.
-        let attached = state.withLock { e in e.attachment }
+        let attached = stateLock.withLock { _ in engine.attachment }
         attached?.storeWillClose()
-        let wasOpen = state.withLock { e in
-            guard !e.closed else { return false }
-            e.storage.close()
-            e = Engine(clientID: e.clientID, journaling: false, storage: MemoryStorage(cacheBytes: 1))
-            e.closed = true
-            return true
+        let wasOpen = writers.withLock { _ in
+            stateLock.withLock { _ in
+                guard !engine.closed else { return false }
+                engine.storage.close()
+                engine = Engine(clientID: engine.clientID, journaling: false, storage: MemoryStorage(cacheBytes: 1))
+                engine.closed = true
+                return true
+            }
         }
         guard wasOpen else { return }
         closedFlag.store(true, ordering: .releasing)
@@ -294,7 +368,7 @@ public final class Store: Sendable {
 
     /// What the record cache holds now: entries and their estimated bytes (for tests and
     /// diagnostics; the budget is the `cacheBytes` the store was opened with).
-    package var cacheUsage: (entries: Int, bytes: Int) { state.withLock { $0.storage.cacheUsage } }
+    package var cacheUsage: (entries: Int, bytes: Int) { stateLock.withLock { _ in engine.storage.cacheUsage } }
 
     // MARK: Attachments
 
@@ -302,7 +376,7 @@ public final class Store: Sendable {
     ///
     /// - Throws: `.misuse` when one is attached already.
     package func attach(_ a: any StoreAttachment) throws(OptimistError) {
-        try read { e throws(OptimistError) in
+        try arrange { e throws(OptimistError) in
             guard e.attachment == nil else { throw .misuse("a sync is already running on this store") }
             e.attachment = a
         }
@@ -310,13 +384,13 @@ public final class Store: Sendable {
 
     /// Detaches `a` if it is the attached one.
     package func detach(_ a: any StoreAttachment) {
-        state.withLock { e in
+        locked { e in
             if let current = e.attachment, current === a { e.attachment = nil }
         }
     }
 
     /// The attached sync, if any.
-    package var attachment: (any StoreAttachment)? { state.withLock { $0.attachment } }
+    package var attachment: (any StoreAttachment)? { stateLock.withLock { _ in engine.attachment } }
 }
 
 /// Something that runs beside a store and must hear of it (the sync).

@@ -1,0 +1,84 @@
+import Synchronization
+
+extension Store {
+    /// Server changes of this many records or more are staged (see ``Store``'s locking):
+    /// below it, building a layer costs more than the whole change under the state lock.
+    package static let defaultStagingThreshold = 1024
+
+    /// Records read, or moved into the storage, per state-lock hold of a staged change: a
+    /// hold of well under a millisecond, so a reader waits at most that.
+    static let stagingChunk = 512
+
+    /// A server change (a bulk server apply, or a pull's changes with its outcomes and
+    /// cursor) made in stages; see ``Store``'s locking and ``ConfirmedLayer``. All or
+    /// nothing as an ordinary change is: a failed read or an op that cannot apply throws
+    /// before anything is published.
+    func changeStaged(_ ops: [Op], outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?) throws(OptimistError) {
+        let (delivery, fault) = try writers.withLock { _ throws(OptimistError) -> (Delivery, OptimistError?) in
+            try stagedLocked(ops, outcomes: outcomes, cursor: cursor)
+        }
+        for (listener, changes) in delivery { listener(changes) }
+        if let fault { throw fault }
+    }
+
+    /// ``changeStaged(_:outcomes:cursor:)`` under the writers' lock.
+    private func stagedLocked(_ ops: [Op], outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?)
+        throws(OptimistError) -> (Delivery, OptimistError?) {
+        // 1. Plan: checks as any change makes, and the records to read.
+        let reads = try state { e throws(OptimistError) -> [RecordAddress] in
+            guard !e.closed else { throw OptimistError.misuse("the store is closed") }
+            if let error = sink?.takeError() { throw error }
+            e.cause = .server
+            return e.planStage(ops)
+        }
+        let e = unlockedEngine
+        do throws(OptimistError) {
+            // 2. Reads, a chunk per hold.
+            var found = [RecordAddress: Record?](minimumCapacity: reads.count)
+            var start = 0
+            while start < reads.count {
+                let end = min(reads.count, start + Self.stagingChunk)
+                try state { e throws(OptimistError) in try e.readStage(reads[start..<end], into: &found) }
+                start = end
+            }
+            // 3. Build, with no state lock held.
+            let staged = try e.buildStage(ops, read: found)
+            // 4. Publish: the whole batch at once (and a pull's outcomes and cursor with it).
+            let inner = try state { e throws(OptimistError) -> (Delivery?, OptimistError?) in
+                try e.prefetchPullOutcomes(outcomes)
+                e.publishStage(staged)
+                if !outcomes.isEmpty || cursor != nil { e.applyPullOutcomes(outcomes, cursor: cursor) }
+                e.logViews()
+                let fault = e.storageFault
+                e.storageFault = nil
+                // Outcomes touch records outside the layer, which only the lock may read.
+                return (outcomes.isEmpty ? nil : e.takeDelivery(), fault)
+            }
+            // Every record the batch touched is in the layer or has an overlay: the
+            // listeners' values are read from those, outside the lock.
+            let delivery = inner.0 ?? e.takeDelivery()
+            // 5. Into the storage, a chunk per hold; then the layer goes.
+            start = 0
+            while start < staged.results.count {
+                let end = min(staged.results.count, start + Self.stagingChunk)
+                state { e in e.foldStage(staged.results[start..<end]) }
+                start = end
+            }
+            state { e in e.layer = nil }
+            // 6. The journal, in the order an unstaged change writes it.
+            if let sink, var journal = staged.entries {
+                if let rest = e.takeJournal() { journal.append(contentsOf: rest) }
+                if !journal.isEmpty { sink.append(journal) }
+            }
+            return (delivery, inner.1)
+        } catch {
+            // Nothing was published: forget what the reads noted for listeners.
+            state { e in
+                e.storageFault = nil
+                e.forgetTouches()
+                _ = e.takeJournal()
+            }
+            throw error
+        }
+    }
+}
