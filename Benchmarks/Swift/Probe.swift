@@ -19,6 +19,7 @@ enum Probe {
         case "get-miss": try getMiss(dir: dir)
         case "mutate-new", "commit", "apply": try taps(name, dir: dir)
         case "tap-1m": try tap1M(dir: dir)
+        case "batch", "batch-whole", "batch-file", "batch-file-whole": try batches(name, dir: dir)
         default: note("unknown probe \(name)"); exit(2)
         }
     }
@@ -130,5 +131,20 @@ enum Probe {
         ns.reserveCapacity(items.count)
         for item in items { ns.append(try timeNs { try body(item) }) }
         return ns
+    }
+
+    /// Five 100k-record server batches on one thread, each timed: staged (the default) or
+    /// made whole under the state lock (`-whole`), in memory or on a file (`-file`).
+    static func batches(_ name: String, dir: String) throws {
+        let path = dir + "/probe-batches.optimist"
+        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+        let store = name.contains("file") ? try Store.open(path: path) : Store()
+        if name.hasSuffix("whole") { store.stagingThreshold = .max }
+        let batches = (0...5).map { ReadersBench.batch($0) }
+        for (i, b) in batches.enumerated() {
+            let ns = try timeNs { try store.serverApply(b) }
+            note("probe \(name) batch \(i): \(Double(ns) / 1e6) ms")
+        }
+        try store.close()
     }
 }

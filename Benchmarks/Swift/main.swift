@@ -1,8 +1,9 @@
 import Glibc
 import Optimist
 
-// optimist-bench [--quick|--full] [--only reload,core,rollback,durable,storage,typed] [--dir DIR]
-// (typed, the Codable API beside the untyped one, runs only when asked for with --only.)
+// optimist-bench [--quick|--full] [--only reload,core,rollback,durable,storage,typed,readers] [--dir DIR]
+// (typed, the Codable API beside the untyped one, and readers, readers beside writers, run only
+// when asked for with --only.)
 // optimist-bench --probe NAME [DIR]   (one operation in a loop, for profilers: see Probe.swift)
 // Prints one JSON object per line on stdout (collected by Benchmarks/run); progress on stderr.
 
@@ -117,6 +118,9 @@ do {
     if only.contains("durable") {
         _ = try DurableBench.run(dir: dir, batchReps: full ? 10 : 3, perOpReps: full ? 1000 : 200,
                                  reopenPending: 100_000, reopenReps: full ? 5 : 3)
+    }
+    if only.contains("readers") {
+        try ReadersBench.run(dir: dir, repeats: full ? 5 : 3)
     }
     if only.contains("storage") {
         try StorageBench.run(dir: dir, n: full ? 1_000_000 : 1_000_000)

@@ -20,15 +20,30 @@ struct StagedBatch {
 }
 
 extension Engine {
-    /// Step 1, under the state lock: makes the collections the batch names (readers look
-    /// them up) and lists the records it must read first: none for a bulk load of puts and
-    /// deletes that nobody watches (see ``serverApply(_:)``), else each touched record once.
+    /// Step 1a, outside the state lock: the collections the batch names that do not exist
+    /// yet (readers look collections up, so they are made under the lock, in step 1b).
+    func missingCollections(_ ops: [Op]) -> [Key] {
+        var names = Set<Key>()
+        var missing = [Key]()
+        for op in ops where names.insert(op.collection).inserted && collections[op.collection] == nil {
+            missing.append(op.collection)
+        }
+        return missing
+    }
+
+    /// Step 1c, outside the state lock: the records the batch must read first: none for a
+    /// bulk load of puts and deletes that nobody watches (see ``serverApply(_:)``), else each
+    /// touched record once.
     func planStage(_ ops: [Op]) -> [RecordAddress] {
         var blind = subscriptions.isEmpty
-        for op in ops {
-            let c = collection(op.collection)
+        var last: Key?
+        for op in ops where blind {
             switch op {
-            case .put, .delete: if !c.views.isEmpty || !c.overlay.isEmpty { blind = false }
+            case .put, .delete:
+                if op.collection == last { continue }
+                last = op.collection
+                let c = collections[op.collection]!
+                if !c.views.isEmpty || !c.overlay.isEmpty { blind = false }
             default: blind = false
             }
         }

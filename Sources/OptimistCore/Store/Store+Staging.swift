@@ -7,7 +7,7 @@ extension Store {
 
     /// Records read, or moved into the storage, per state-lock hold of a staged change: a
     /// hold of well under a millisecond, so a reader waits at most that.
-    static let stagingChunk = 512
+    static let stagingChunk = 256
 
     /// A server change (a bulk server apply, or a pull's changes with its outcomes and
     /// cursor) made in stages; see ``Store``'s locking and ``ConfirmedLayer``. All or
@@ -24,14 +24,16 @@ extension Store {
     /// ``changeStaged(_:outcomes:cursor:)`` under the writers' lock.
     private func stagedLocked(_ ops: [Op], outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?)
         throws(OptimistError) -> (Delivery, OptimistError?) {
-        // 1. Plan: checks as any change makes, and the records to read.
-        let reads = try state { e throws(OptimistError) -> [RecordAddress] in
-            guard !e.closed else { throw OptimistError.misuse("the store is closed") }
-            if let error = sink?.takeError() { throw error }
-            e.cause = .server
-            return e.planStage(ops)
-        }
+        // 1. Plan: checks as any change makes, the collections made, the records to read.
         let e = unlockedEngine
+        guard !e.closed else { throw OptimistError.misuse("the store is closed") }
+        if let error = sink?.takeError() { throw error }
+        let missing = e.missingCollections(ops)
+        state { e in
+            e.cause = .server
+            for name in missing { _ = e.collection(name) }
+        }
+        let reads = e.planStage(ops)
         do throws(OptimistError) {
             // 2. Reads, a chunk per hold.
             var found = [RecordAddress: Record?](minimumCapacity: reads.count)

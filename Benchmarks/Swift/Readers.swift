@@ -1,0 +1,208 @@
+import Glibc
+import Optimist
+import Synchronization
+
+/// Readers beside writers (`--only readers`), on an in-memory store and on a store file:
+///
+/// - the longest `get` on one thread while another applies five 100k-record server batches
+///   (each get timed alone; median, p99.9 and max over the reader's gets);
+/// - gets per second on one thread alone, then beside one writer applying those batches, and
+///   beside one writer making taps (mutate + commit);
+/// - mutate + commit pairs per second on one thread, then on two threads (the same total);
+/// - single-threaded get and mutate + commit medians.
+///
+/// The batches and records are built before the clock starts, so the writer spends its time
+/// in the store. Uses only the public API, so the same file runs against an older store.
+enum ReadersBench {
+    static let records = 100_000
+    static func key(_ i: Int) -> Key { Key("k" + String(1_000_000 + i)) }
+    static func batch(_ round: Int) -> [Op] {
+        (0..<records).map { i in
+            .put(collection: "logs", key: key(i), value: ["habit": .string("read"), "round": .number(Double(round)), "done": .bool(true)])
+        }
+    }
+
+    static func run(dir: String, repeats: Int) throws {
+        for kind in ["memory", "file"] {
+            for rep in 0..<repeats {
+                let path = "\(dir)/readers-\(kind)-\(rep).optimist"
+                for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+                let s = kind == "memory" ? Store() : try Store.open(path: path)
+                try s.serverApply(batch(0))
+                try s.flush()
+                try longestGet(s, kind: kind, rep: rep)
+                longestGetBesideSpin(s, kind: kind, rep: rep)
+                try readsPerSecond(s, kind: kind, rep: rep)
+                try writerThroughput(s, kind: kind, rep: rep)
+                try s.close()
+                for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+            }
+        }
+    }
+
+    /// The reader's gets, each timed, while the writer applies five batches.
+    static func longestGet(_ s: Store, kind: String, rep: Int) throws {
+        let batches = (1...5).map { batch($0) }
+        let stop = Flag()
+        var gets = [UInt64]()
+        gets.reserveCapacity(8_000_000)
+        let reader = spawn {
+            var i = 0
+            while !stop.isSet {
+                let k = key((i &* 7919) % records)
+                let t0 = nowNs()
+                _ = try? s.get("logs", k)
+                gets.append(nowNs() &- t0)
+                i += 1
+            }
+        }
+        usleep(20_000)
+        let t0 = nowNs()
+        for b in batches { try s.serverApply(b) }
+        let writerNs = nowNs() &- t0
+        stop.set()
+        join(reader)
+        let sum = Summary(ns: gets)
+        let sorted = gets.sorted()
+        let p999 = Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.999))]) / 1000
+        note("readers \(kind) #\(rep): longest get \(sum.max) µs (median \(sum.median), p99.9 \(p999)) over \(gets.count) gets; 5 batches took \(Double(writerNs) / 1e6) ms")
+        emit([("section", .str("readers")), ("bench", .str("get_beside_batches")), ("store", .str(kind)), ("rep", .int(rep)),
+              ("p999_us", .num(p999)), ("writer_ms", .num(Double(writerNs) / 1e6))] + sum.fields)
+    }
+
+    /// The control: the same reader beside a thread that spins for a second without touching
+    /// the store. Its longest get is what the machine's scheduler alone costs a reader.
+    static func longestGetBesideSpin(_ s: Store, kind: String, rep: Int) {
+        let stop = Flag()
+        var gets = [UInt64]()
+        gets.reserveCapacity(8_000_000)
+        let reader = spawn {
+            var i = 0
+            while !stop.isSet {
+                let k = key((i &* 7919) % records)
+                let t0 = nowNs()
+                _ = try? s.get("logs", k)
+                gets.append(nowNs() &- t0)
+                i += 1
+            }
+        }
+        usleep(20_000)
+        let end = nowNs() + 1_000_000_000
+        var x: UInt64 = 1
+        while nowNs() < end { for _ in 0..<1000 { x = x &* 6364136223846793005 &+ 1442695040888963407 } }
+        stop.set()
+        join(reader)
+        let sum = Summary(ns: gets)
+        let sorted = gets.sorted()
+        let p999 = Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.999))]) / 1000
+        note("readers \(kind) #\(rep): control: longest get beside a spinning thread \(sum.max) µs (median \(sum.median), p99.9 \(p999)) [\(x & 1)]")
+        emit([("section", .str("readers")), ("bench", .str("get_beside_spin")), ("store", .str(kind)), ("rep", .int(rep)),
+              ("p999_us", .num(p999))] + sum.fields)
+    }
+
+    /// Gets per second alone, beside batches, beside taps.
+    static func readsPerSecond(_ s: Store, kind: String, rep: Int) throws {
+        func readFor(_ stop: Flag) -> (count: Int, ns: UInt64) {
+            var n = 0
+            let t0 = nowNs()
+            while !stop.isSet {
+                for j in 0..<64 { _ = try? s.get("logs", key(((n + j) &* 7919) % records)) }
+                n += 64
+            }
+            return (n, nowNs() &- t0)
+        }
+        // Alone, for 0.4 s.
+        let aloneStop = Flag()
+        var alone = (count: 0, ns: UInt64(0))
+        let a = spawn { alone = readFor(aloneStop) }
+        usleep(400_000)
+        aloneStop.set()
+        join(a)
+        // Beside batches.
+        let batches = (6...8).map { batch($0) }
+        let bStop = Flag()
+        var besideBatches = (count: 0, ns: UInt64(0))
+        let b = spawn { besideBatches = readFor(bStop) }
+        for x in batches { try s.serverApply(x) }
+        bStop.set()
+        join(b)
+        // Beside taps, for 0.4 s.
+        let tStop = Flag()
+        var besideTaps = (count: 0, ns: UInt64(0))
+        let values = (0..<4096).map { i -> Record in ["habit": .string("read"), "n": .number(Double(i))] }
+        let t = spawn { besideTaps = readFor(tStop) }
+        let tEnd = nowNs() + 400_000_000
+        var i = 0
+        while nowNs() < tEnd {
+            let id = try s.mutate([.put(collection: "taps", key: key(i % 4096), value: values[i % 4096])])
+            try s.commit(id)
+            i += 1
+        }
+        tStop.set()
+        join(t)
+        func rate(_ r: (count: Int, ns: UInt64)) -> Double { Double(r.count) / (Double(r.ns) / 1e9) }
+        let ra = rate(alone), rb = rate(besideBatches), rt = rate(besideTaps)
+        note("readers \(kind) #\(rep): gets/s alone \(Int(ra)), beside batches \(Int(rb)) (\(Int(rb / ra * 100))%), beside taps \(Int(rt)) (\(Int(rt / ra * 100))%)")
+        emit([("section", .str("readers")), ("bench", .str("gets_per_second")), ("store", .str(kind)), ("rep", .int(rep)),
+              ("alone", .num(ra)), ("beside_batches", .num(rb)), ("beside_taps", .num(rt)),
+              ("ratio_batches", .num(rb / ra)), ("ratio_taps", .num(rt / ra))])
+    }
+
+    /// Mutate + commit pairs per second, one thread against two.
+    static func writerThroughput(_ s: Store, kind: String, rep: Int) throws {
+        let total = 200_000
+        let values = (0..<4096).map { i -> Record in ["habit": .string("read"), "n": .number(Double(i))] }
+        func taps(_ range: Range<Int>, _ prefix: String) {
+            for i in range {
+                // Each writer builds its record and key, as an app would, outside the store.
+                let k = Key(prefix + String(i % 8192))
+                if let id = try? s.mutate([.put(collection: "taps", key: k, value: values[i % 4096])]) { try? s.commit(id) }
+            }
+        }
+        var t0 = nowNs()
+        taps(0..<total, "a")
+        let one = Double(total) / (Double(nowNs() &- t0) / 1e9)
+        t0 = nowNs()
+        let w1 = spawn { taps(0..<(total / 2), "b") }
+        let w2 = spawn { taps((total / 2)..<total, "c") }
+        join(w1)
+        join(w2)
+        let two = Double(total) / (Double(nowNs() &- t0) / 1e9)
+        // Single-threaded medians.
+        var getNs = [UInt64](), tapNs = [UInt64]()
+        for i in 0..<20_000 { getNs.append(timeNs { _ = try? s.get("logs", key((i &* 7919) % records)) }) }
+        for i in 0..<20_000 {
+            tapNs.append(timeNs {
+                if let id = try? s.mutate([.put(collection: "taps", key: key(i % 4096), value: values[i % 4096])]) { try? s.commit(id) }
+            })
+        }
+        let g = Summary(ns: getNs), m = Summary(ns: tapNs)
+        note("readers \(kind) #\(rep): mutate+commit/s one thread \(Int(one)), two threads \(Int(two)) (\(Int(two / one * 100))%); get median \(g.median) µs, mutate+commit median \(m.median) µs")
+        emit([("section", .str("readers")), ("bench", .str("writers")), ("store", .str(kind)), ("rep", .int(rep)),
+              ("one_thread", .num(one)), ("two_threads", .num(two)), ("ratio", .num(two / one)),
+              ("get_median_us", .num(g.median)), ("mutate_commit_median_us", .num(m.median))])
+    }
+
+    // MARK: Threads (the bench stays free of Foundation)
+
+    final class Flag: Sendable {
+        private let value = Atomic<Bool>(false)
+        func set() { value.store(true, ordering: .releasing) }
+        var isSet: Bool { value.load(ordering: .acquiring) }
+    }
+
+    final class Box { let body: () -> Void; init(_ b: @escaping () -> Void) { body = b } }
+
+    static func spawn(_ body: @escaping () -> Void) -> pthread_t {
+        var t = pthread_t()
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        pthread_create(&t, nil, { p in
+            let b = Unmanaged<Box>.fromOpaque(p!).takeRetainedValue()
+            b.body()
+            return nil
+        }, box)
+        return t
+    }
+
+    static func join(_ t: pthread_t) { pthread_join(t, nil) }
+}
