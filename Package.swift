@@ -24,9 +24,10 @@ let package = Package(
         .library(name: "OptimistCore", targets: ["OptimistCore"]),
     ],
     targets: [
-        // Pure semantics: no I/O, no Foundation.
+        // Pure semantics: no I/O, no Foundation (its one dependency is the store's locks).
         .target(
             name: "OptimistCore",
+            dependencies: ["OptimistThreads"],
             swiftSettings: unchecked
         ),
         // A mutex with a condition variable and threads, for the writer and the sync (the

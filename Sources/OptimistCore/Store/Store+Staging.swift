@@ -14,7 +14,7 @@ extension Store {
     /// nothing as an ordinary change is: a failed read or an op that cannot apply throws
     /// before anything is published.
     func changeStaged(_ ops: [Op], outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?) throws(OptimistError) {
-        let (delivery, fault) = try writers.withLock { _ throws(OptimistError) -> (Delivery, OptimistError?) in
+        let (delivery, fault) = try writers.locked { () throws(OptimistError) -> (Delivery, OptimistError?) in
             try stagedLocked(ops, outcomes: outcomes, cursor: cursor)
         }
         for (listener, changes) in delivery { listener(changes) }

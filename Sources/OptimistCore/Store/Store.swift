@@ -1,3 +1,4 @@
+import OptimistThreads
 import Synchronization
 
 /// An optimistic store: confirmed state `C`, pending mutations `P`, and the visible state
@@ -26,9 +27,9 @@ import Synchronization
 /// and listeners alike, and no reader waits for more than one chunk's step.
 public final class Store: Sendable {
     /// Orders the writers (see the type's comment).
-    let writers = Mutex(())
+    let writers = Lock()
     /// Guards ``engine`` against readers (see the type's comment).
-    private let stateLock = Mutex(())
+    private let stateLock = Lock()
     /// Read under ``stateLock``; changed under both locks; read by a staging writer between
     /// its state-lock steps, which only the writers' lock makes safe (nobody else changes it).
     nonisolated(unsafe) private var engine: Engine
@@ -91,10 +92,10 @@ public final class Store: Sendable {
     func change<R: Sendable>(
         _ cause: ChangeCause, _ body: (Engine) throws(OptimistError) -> R
     ) throws(OptimistError) -> R {
-        let (result, delivery, wake, fault) = try writers.withLock {
-            _ throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
-            let (r, journal, delivery, wake, fault) = try stateLock.withLock {
-                _ throws(OptimistError) -> (R, [JournalEntry]?, Delivery, (any StoreAttachment)?, OptimistError?) in
+        let (result, delivery, wake, fault) = try writers.locked {
+            () throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
+            let (r, journal, delivery, wake, fault) = try stateLock.locked {
+                () throws(OptimistError) -> (R, [JournalEntry]?, Delivery, (any StoreAttachment)?, OptimistError?) in
                 let e = engine
                 guard !e.closed else { throw OptimistError.misuse("the store is closed") }
                 if let error = sink?.takeError() { throw error }
@@ -125,7 +126,7 @@ public final class Store: Sendable {
 
     /// Runs `body` under the state lock only: a reader.
     func read<R: Sendable>(_ body: (Engine) throws(OptimistError) -> R) throws(OptimistError) -> R {
-        try stateLock.withLock { _ throws(OptimistError) -> R in
+        try stateLock.locked { () throws(OptimistError) -> R in
             let e = engine
             guard !e.closed else { throw OptimistError.misuse("the store is closed") }
             defer { e.storage.endCall() }
@@ -137,8 +138,8 @@ public final class Store: Sendable {
     /// store's own arrangements (subscriptions, the attached sync, the retry policy), which
     /// a staging writer reads between its steps.
     func arrange<R: Sendable>(_ body: (Engine) throws(OptimistError) -> R) throws(OptimistError) -> R {
-        try writers.withLock { _ throws(OptimistError) -> R in
-            try stateLock.withLock { _ throws(OptimistError) -> R in
+        try writers.locked { () throws(OptimistError) -> R in
+            try stateLock.locked { () throws(OptimistError) -> R in
                 let e = engine
                 guard !e.closed else { throw OptimistError.misuse("the store is closed") }
                 return try body(e)
@@ -149,10 +150,10 @@ public final class Store: Sendable {
     /// Runs `body` under the state lock alone: one step of a staged change, made while the
     /// caller holds the writers' lock.
     func state<R, E: Error>(_ body: (Engine) throws(E) -> R) throws(E) -> R {
-        stateLock._unsafeLock()
+        stateLock.lock()
         defer {
             engine.storage.endCall()
-            stateLock._unsafeUnlock()
+            stateLock.unlock()
         }
         return try body(engine)
     }
@@ -169,7 +170,7 @@ public final class Store: Sendable {
 
     /// Runs `body` under both locks, closed or not.
     private func locked<R: Sendable>(_ body: (Engine) -> R) -> R {
-        writers.withLock { _ in stateLock.withLock { _ in body(engine) } }
+        writers.locked { stateLock.locked { body(engine) } }
     }
 
     // MARK: Mutations
@@ -266,7 +267,7 @@ public final class Store: Sendable {
     }
 
     public var retryPolicy: RetryPolicy {
-        get { stateLock.withLock { _ in engine.retryPolicy } }
+        get { stateLock.locked { engine.retryPolicy } }
         set { locked { $0.retryPolicy = newValue } }
     }
 
@@ -348,10 +349,10 @@ public final class Store: Sendable {
     /// are dropped, so a closed store kept referenced holds next to no memory.
     public func close() throws(OptimistError) {
         // The sync stops first, outside the lock: its thread may be inside a store call.
-        let attached = stateLock.withLock { _ in engine.attachment }
+        let attached = stateLock.locked { engine.attachment }
         attached?.storeWillClose()
-        let wasOpen = writers.withLock { _ in
-            stateLock.withLock { _ in
+        let wasOpen = writers.locked {
+            stateLock.locked {
                 guard !engine.closed else { return false }
                 engine.storage.close()
                 engine = Engine(clientID: engine.clientID, journaling: false, storage: MemoryStorage(cacheBytes: 1))
@@ -368,7 +369,7 @@ public final class Store: Sendable {
 
     /// What the record cache holds now: entries and their estimated bytes (for tests and
     /// diagnostics; the budget is the `cacheBytes` the store was opened with).
-    package var cacheUsage: (entries: Int, bytes: Int) { stateLock.withLock { _ in engine.storage.cacheUsage } }
+    package var cacheUsage: (entries: Int, bytes: Int) { stateLock.locked { engine.storage.cacheUsage } }
 
     // MARK: Attachments
 
@@ -390,7 +391,7 @@ public final class Store: Sendable {
     }
 
     /// The attached sync, if any.
-    package var attachment: (any StoreAttachment)? { stateLock.withLock { _ in engine.attachment } }
+    package var attachment: (any StoreAttachment)? { stateLock.locked { engine.attachment } }
 }
 
 /// Something that runs beside a store and must hear of it (the sync).
