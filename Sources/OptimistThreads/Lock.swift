@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
 /// A pthread mutex: the store's two locks.
 ///
@@ -23,6 +24,34 @@ package final class Lock: @unchecked Sendable {
 
     @inline(__always) package func lock() { pthread_mutex_lock(mutex) }
     @inline(__always) package func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Readers blocked in ``lockAsReader()`` right now.
+    private let waitingReaders = Atomic<Int>(0)
+
+    /// ``lock()`` for a reader: the same when the lock is free (one `trylock`); when it is
+    /// not, the reader is counted while it waits, so a writer can let it in first (see
+    /// ``unlockAsWriter()``).
+    @inline(__always) package func lockAsReader() {
+        if pthread_mutex_trylock(mutex) == 0 { return }
+        waitingReaders.add(1, ordering: .relaxed)
+        pthread_mutex_lock(mutex)
+        waitingReaders.subtract(1, ordering: .relaxed)
+    }
+
+    /// ``unlock()`` for a writer about to take the lock again (a staged change's next step, a
+    /// writer in a loop): readers that queued behind it get in first. A pthread mutex is not
+    /// fair: without this, a writer that unlocks and relocks at once wins every time against a
+    /// reader that has to wake up first, and the reader waits for all the steps.
+    @inline(__always) package func unlockAsWriter() {
+        pthread_mutex_unlock(mutex)
+        guard waitingReaders.load(ordering: .relaxed) > 0 else { return }
+        // Bounded: a stream of readers must not stall the writer for ever.
+        var spins = 0
+        while waitingReaders.load(ordering: .relaxed) > 0, spins < 2000 {
+            sched_yield()
+            spins += 1
+        }
+    }
 
     @inline(__always) package func locked<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)

@@ -22,9 +22,19 @@ final class ConfirmedLayer {
             values[RecordAddress(collection: c.name, key: key)] = value
             keys[c.name, default: []].append(key)
         }
-        for name in Array(keys.keys) { keys[name]!.sort() }
+        // A pull's changes come in key order: checked in one pass, sorted only when not.
+        for name in Array(keys.keys) where !Self.isSorted(keys[name]!) { keys[name]!.sort() }
         self.values = values
         sortedKeys = keys
+    }
+
+    static func isSorted(_ keys: [Key]) -> Bool {
+        var i = 1
+        while i < keys.count {
+            if keys[i] < keys[i - 1] { return false }
+            i += 1
+        }
+        return true
     }
 
     /// The value the layer holds for the record: nil when the layer does not have it,

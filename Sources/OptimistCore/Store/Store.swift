@@ -94,7 +94,7 @@ public final class Store: Sendable {
     ) throws(OptimistError) -> R {
         let (result, delivery, wake, fault) = try writers.locked {
             () throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
-            let (r, journal, delivery, wake, fault) = try stateLock.locked {
+            let (r, journal, delivery, wake, fault) = try publishing {
                 () throws(OptimistError) -> (R, [JournalEntry]?, Delivery, (any StoreAttachment)?, OptimistError?) in
                 let e = engine
                 guard !e.closed else { throw OptimistError.misuse("the store is closed") }
@@ -126,12 +126,12 @@ public final class Store: Sendable {
 
     /// Runs `body` under the state lock only: a reader.
     func read<R: Sendable>(_ body: (Engine) throws(OptimistError) -> R) throws(OptimistError) -> R {
-        try stateLock.locked { () throws(OptimistError) -> R in
-            let e = engine
-            guard !e.closed else { throw OptimistError.misuse("the store is closed") }
-            defer { e.storage.endCall() }
-            return try body(e)
-        }
+        stateLock.lockAsReader()
+        defer { stateLock.unlock() }
+        let e = engine
+        guard !e.closed else { throw OptimistError.misuse("the store is closed") }
+        defer { e.storage.endCall() }
+        return try body(e)
     }
 
     /// Runs `body` under both locks, with no journal and no listeners: a change to the
@@ -147,15 +147,21 @@ public final class Store: Sendable {
         }
     }
 
+    /// Runs a writer's `body` under the state lock, then lets in the readers that queued
+    /// behind it before the writer goes on (see ``Lock/unlockAsWriter()``).
+    @inline(__always) private func publishing<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        stateLock.lock()
+        defer { stateLock.unlockAsWriter() }
+        return try body()
+    }
+
     /// Runs `body` under the state lock alone: one step of a staged change, made while the
     /// caller holds the writers' lock.
     func state<R, E: Error>(_ body: (Engine) throws(E) -> R) throws(E) -> R {
-        stateLock.lock()
-        defer {
-            engine.storage.endCall()
-            stateLock.unlock()
+        try publishing { () throws(E) -> R in
+            defer { engine.storage.endCall() }
+            return try body(engine)
         }
-        return try body(engine)
     }
 
     /// The engine, for a staging writer between its state-lock steps (see ``engine``).
