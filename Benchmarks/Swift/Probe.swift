@@ -145,6 +145,11 @@ enum Probe {
             let ns = try timeNs { try store.serverApply(b) }
             note("probe \(name) batch \(i): \(Double(ns) / 1e6) ms")
         }
+        for pass in 0..<3 {
+            var ns = [UInt64]()
+            for i in 0..<20_000 { ns.append(timeNs { _ = try? store.get("logs", ReadersBench.key((i &* 7919) % ReadersBench.records)) }) }
+            note("probe \(name) get pass \(pass): p50 \(Summary(ns: ns).median) µs; cache \(store.cacheUsage)")
+        }
         try store.close()
     }
 }

@@ -47,6 +47,20 @@ package protocol ConfirmedStorage: AnyObject {
 
     /// What the cache holds, for tests and the CLI: entries and estimated bytes.
     var cacheUsage: (entries: Int, bytes: Int) { get }
+
+    /// While set, writes leave their upkeep (an in-memory store's compaction) for
+    /// ``prepareUpkeep()``: a staged change sets it while it moves records in.
+    var holdsUpkeep: Bool { get set }
+
+    /// The upkeep held back, built outside the state lock (it may only read the storage,
+    /// as readers do); nil when none is due.
+    func prepareUpkeep() -> (any StorageUpkeep)?
+}
+
+/// Upkeep built outside the state lock, put in place under it.
+package protocol StorageUpkeep {
+    /// Puts it in place; returns what it replaced, for the caller to free outside the lock.
+    func install() -> Any
 }
 
 /// The cache budget when the opener names none: 32 MiB of parsed records (a phone app's
@@ -58,6 +72,14 @@ public let defaultCacheBytes = 32 << 20
 public let maximumCacheBytes = 1 << 48
 
 extension ConfirmedStorage {
+    /// No upkeep by default (a store file's writer thread does its own).
+    package var holdsUpkeep: Bool {
+        get { false }
+        set {}
+    }
+
+    package func prepareUpkeep() -> (any StorageUpkeep)? { nil }
+
     /// One ``uncachedRecord(_:_:)`` per key: enough where a read is a memory lookup.
     package func uncachedRecords(_ collection: Key, _ keys: [Key]) throws(OptimistError) -> [Key: Record] {
         var out = [Key: Record](minimumCapacity: keys.count)

@@ -31,6 +31,7 @@ package final class MemoryStorage: ConfirmedStorage {
         let table: Table
         if let t = tables[collection] { table = t } else {
             table = Table()
+            table.holdsCompaction = holdsUpkeep
             tables[collection] = table
         }
         table.set(key, value)
@@ -47,6 +48,24 @@ package final class MemoryStorage: ConfirmedStorage {
     }
 
     package func endCall() { cache.trim() }
+
+    /// While set, writes leave compaction for ``prepareUpkeep()`` (a staged change moving its
+    /// records in, a step at a time under the state lock, must keep each step short).
+    package var holdsUpkeep = false {
+        didSet { for t in tables.values { t.holdsCompaction = holdsUpkeep } }
+    }
+
+    /// The compactions the held-back writes made due, built here (outside the state lock:
+    /// it only reads the tables, as readers do) and installed by the returned upkeep.
+    package func prepareUpkeep() -> (any StorageUpkeep)? {
+        let ready = tables.values.compactMap { t in t.compacted().map { (t, $0) } }
+        return ready.isEmpty ? nil : Compactions(ready: ready)
+    }
+
+    private struct Compactions: StorageUpkeep {
+        let ready: [(Table, Table.Compacted)]
+        func install() -> Any { ready.map { $0.0.install($0.1) } }
+    }
 
     package func close() {
         tables = [:]
@@ -69,6 +88,8 @@ extension MemoryStorage {
         /// Bytes in `arena` no slot points at any more.
         private var garbage = 0
         private var index = SortedKeyIndex()
+        /// See ``MemoryStorage/holdsUpkeep``.
+        var holdsCompaction = false
 
         /// Records up to 16 MiB - 1 fit a slot's length; a bigger one is kept in `big`.
         private static let lengthBits: UInt64 = 24
@@ -124,19 +145,47 @@ extension MemoryStorage {
         /// arena stays within twice the live bytes whatever the rewrite pattern; the cost is
         /// O(live bytes), paid after at least as many dead bytes were written.
         private func compactIfWasteful() {
-            guard garbage > 1 << 16, garbage * 2 > arena.count else { return }
+            guard !holdsCompaction, let c = compacted() else { return }
+            _ = install(c)
+        }
+
+        struct Compacted {
+            var arena: [UInt8]
+            var slots: [Key: UInt64]
+        }
+
+        /// The arena and slots without dead bytes, when those are more than half; built
+        /// beside the live ones, which it only reads.
+        func compacted() -> Compacted? {
+            guard garbage > 1 << 16, garbage * 2 > arena.count else { return nil }
+            let live = arena.count - garbage
             var fresh = [UInt8]()
-            fresh.reserveCapacity(arena.count - garbage)
+            // Room to rewrite every record once more before the arena must grow (a growth
+            // copies it all).
+            fresh.reserveCapacity(live * 2)
+            var moved = [Key: UInt64](minimumCapacity: slots.count)
             for (key, slot) in slots {
                 let length = Int(slot & ((1 << Self.lengthBits) - 1))
-                if length == Self.bigLength { continue }
+                if length == Self.bigLength {
+                    moved[key] = slot
+                    continue
+                }
                 let offset = Int(slot >> Self.lengthBits)
                 let start = fresh.count
                 fresh.append(contentsOf: arena[offset..<offset + length])
-                slots[key] = UInt64(start) << Self.lengthBits | UInt64(length)
+                moved[key] = UInt64(start) << Self.lengthBits | UInt64(length)
             }
-            arena = fresh
+            return Compacted(arena: fresh, slots: moved)
+        }
+
+        /// Puts a compaction in place (valid while nothing was written since it was built);
+        /// returns the replaced arena and slots, for the caller to free outside the lock.
+        func install(_ c: Compacted) -> Compacted {
+            let old = Compacted(arena: arena, slots: slots)
+            arena = c.arena
+            slots = c.slots
             garbage = 0
+            return old
         }
 
         func scan(prefix: Key, after: Key?, limit: Int) throws(OptimistError) -> [(key: Key, value: Record)] {

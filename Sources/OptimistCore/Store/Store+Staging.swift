@@ -61,12 +61,21 @@ extension Store {
             let delivery = inner.0 ?? e.takeDelivery()
             // 5. Into the storage, a chunk per hold; then the layer goes.
             start = 0
+            state { e in e.storage.holdsUpkeep = true }
             while start < staged.results.count {
                 let end = min(staged.results.count, start + Self.stagingChunk)
                 state { e in e.foldStage(staged.results[start..<end]) }
                 start = end
             }
-            state { e in e.layer = nil }
+            // The upkeep the moves made due (an in-memory store's compaction, O(records)),
+            // built outside the lock and put in place in one step.
+            let upkeep = e.storage.prepareUpkeep()
+            let replaced = state { e -> Any? in
+                e.storage.holdsUpkeep = false
+                e.layer = nil
+                return upkeep?.install()
+            }
+            _ = consume replaced  // freed here, outside the lock
             // 6. The journal, in the order an unstaged change writes it.
             if let sink, var journal = staged.entries {
                 if let rest = e.takeJournal() { journal.append(contentsOf: rest) }

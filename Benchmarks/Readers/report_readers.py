@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Writes the readers section of BENCHMARKS.md from `optimist-bench --only readers` output.
+
+usage: report_readers.py --before B1.jsonl [B2.jsonl ...] --after A1.jsonl [A2.jsonl ...]
+
+Each file is one run of the bench (three repetitions per store kind in --quick). BEFORE is the
+same bench file built against the design before the readers/writers split (one lock for
+everything); runs are meant to alternate (before, after, after, before) in one session. The
+section sits between the `<!-- readers:begin -->` and `<!-- readers:end -->` markers.
+"""
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load(paths):
+    rows = []
+    for p in paths:
+        for line in Path(p).read_text().splitlines():
+            if line.startswith("{"):
+                r = json.loads(line)
+                if r.get("section") == "readers":
+                    rows.append(r)
+    return rows
+
+
+def pick(rows, bench, store, field):
+    return [r[field] for r in rows if r["bench"] == bench and r["store"] == store and r.get(field) is not None]
+
+
+def spread(values, unit, scale=1.0, digits=1):
+    if not values:
+        return "–"
+    v = sorted(x * scale for x in values)
+    med = statistics.median(v)
+    return f"{med:,.{digits}f} {unit} ({v[0]:,.{digits}f}–{v[-1]:,.{digits}f})"
+
+
+def main(argv):
+    if "--before" not in argv or "--after" not in argv:
+        sys.exit(__doc__)
+    b = argv.index("--before")
+    a = argv.index("--after")
+    before = load(argv[b + 1:a] if b < a else argv[b + 1:])
+    after = load(argv[a + 1:] if a > b else argv[a + 1:b])
+    lines = [
+        "Readers beside writers (`optimist-bench --only readers`), per store kind. Each cell: the",
+        "median over the runs' repetitions, then (lowest–highest). *Control*: the same reader",
+        "beside a thread that spins without touching the store, i.e. what the machine's scheduler",
+        "alone costs a get.",
+        "",
+        "| store | measurement | target | before | after |",
+        "|---|---|---|---:|---:|",
+    ]
+    for store in ["memory", "file"]:
+        table = [
+            ("longest get beside five 100k-record batches", "≤ 1 ms",
+             lambda rows: spread(pick(rows, "get_beside_batches", store, "max_us"), "ms", 1e-3, 2)),
+            ("p99.9 get beside those batches", "",
+             lambda rows: spread(pick(rows, "get_beside_batches", store, "p999_us"), "µs")),
+            ("control: longest get beside a spinning thread", "",
+             lambda rows: spread(pick(rows, "get_beside_spin", store, "max_us"), "ms", 1e-3, 2)),
+            ("the five batches, writer's time", "",
+             lambda rows: spread(pick(rows, "get_beside_batches", store, "writer_ms"), "ms", 1, 0)),
+            ("gets/s beside batches ÷ alone", "≥ 80%",
+             lambda rows: spread(pick(rows, "gets_per_second", store, "ratio_batches"), "%", 100, 0)),
+            ("gets/s beside taps ÷ alone", "≥ 80%",
+             lambda rows: spread(pick(rows, "gets_per_second", store, "ratio_taps"), "%", 100, 0)),
+            ("mutate+commit/s, two threads ÷ one", "≥ 100%",
+             lambda rows: spread(pick(rows, "writers", store, "ratio"), "%", 100, 0)),
+            ("single-threaded get, median", "no slower",
+             lambda rows: spread(pick(rows, "writers", store, "get_median_us"), "µs", 1, 2)),
+            ("single-threaded mutate+commit, median", "no slower",
+             lambda rows: spread(pick(rows, "writers", store, "mutate_commit_median_us"), "µs", 1, 2)),
+        ]
+        for name, target, f in table:
+            lines.append(f"| {store} | {name} | {target} | {f(before)} | {f(after)} |")
+    section = "\n".join(lines)
+    doc = ROOT / "BENCHMARKS.md"
+    text = doc.read_text()
+    begin, end = "<!-- readers:begin -->", "<!-- readers:end -->"
+    if begin in text:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1]
+        text = head + begin + "\n" + section + "\n" + end + tail
+    else:
+        text = text.rstrip() + "\n\n## Readers beside writers\n\n" + begin + "\n" + section + "\n" + end + "\n"
+    doc.write_text(text)
+    print(section)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
