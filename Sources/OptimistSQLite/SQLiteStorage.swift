@@ -316,10 +316,18 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         cache.update(a, value)  // still right once written; not added when not cached
     }
 
+    /// Unwritten records let go per call at most: a 100k-record batch, once written, is let go
+    /// over many calls (readers' too), so no one call pays for all of it.
+    static let releasePerCall = 2048
+    private static let released = (address: RecordAddress(collection: "", key: ""), append: UInt64(0))
+
     func endCall() {
         let committed = writer.committedCount.load(ordering: .acquiring)
-        while orderHead < order.count, order[orderHead].append <= committed {
+        let stop = min(order.count, orderHead + Self.releasePerCall)
+        while orderHead < stop, order[orderHead].append <= committed {
             let (a, append) = order[orderHead]
+            // Released now, a bounded few per call, not all at once when the list is emptied.
+            order[orderHead] = Self.released
             orderHead += 1
             if let u = unwritten[a], u.append == append {
                 unwritten.removeValue(forKey: a)  // the file has it (and the cache, if it was read)

@@ -70,17 +70,21 @@ extension Store {
             // The upkeep the moves made due (an in-memory store's compaction, O(records)),
             // built outside the lock and put in place in one step.
             let upkeep = e.storage.prepareUpkeep()
-            let replaced = state { e -> Any? in
+            let replaced = state { e -> (ConfirmedLayer?, Any?) in
                 e.storage.holdsUpkeep = false
+                let layer = e.layer
                 e.layer = nil
-                return upkeep?.install()
+                return (layer, upkeep?.install())
             }
-            _ = consume replaced  // freed here, outside the lock
+            // The layer and what the upkeep replaced are freed here, outside the lock (a
+            // 100k-record layer's release takes milliseconds).
+            withExtendedLifetime(replaced) {}
             // 6. The journal, in the order an unstaged change writes it.
             if let sink, var journal = staged.entries {
                 if let rest = e.takeJournal() { journal.append(contentsOf: rest) }
                 if !journal.isEmpty { sink.append(journal) }
             }
+            withExtendedLifetime(staged) {}
             return (delivery, inner.1)
         } catch {
             // Nothing was published: forget what the reads noted for listeners.
