@@ -16,9 +16,12 @@
  * "F r c" after a flush returned OK that was called after round r, when the sync's cursor
  * was c (so every page up to c is durable).
  *
- * The parent kills it at a random instant: one kill in ten 0-100 ms after the child started
- * (while it loads, creates and opens the file), the others 0-300 ms after its first round
- * began (the first pulls, the writer's big transactions, a flush). Then it reopens the file:
+ * The parent kills it at a random instant, 0-300 ms after its first round began (the first
+ * pulls, the writer's big transactions, a flush), and reopens the file. One sweep in ten kills
+ * the child 0-100 ms after it started instead (while it loads, creates and opens the file),
+ * and three times in four that child is a second one, started on the file of a first child
+ * killed at work: it dies while it recovers a killed store (its rounds are numbered from 100001,
+ * its pulls go on from the persisted cursor). Then:
  *   - the reopen succeeds;
  *   - lost: a round up to the last "F r" whose mutation or server batch is missing, or the
  *     cursor below the flushed c;
@@ -26,7 +29,8 @@
  *     counter not equal to the rounds present, a pulled page beyond the persisted cursor or one
  *     missing below it, a round's records pending and committed at once.
  *
- *   crash_sweep [--kills N] [--seed S]   N kills (default 200, OPTIMIST_CRASH_KILLS in CI)
+ *   crash_sweep [--kills N] [--seed S]   N sweeps, each ending in a kill and a reopen (default
+ *                                        200; OPTIMIST_CRASH_KILLS in CI)
  */
 #define _GNU_SOURCE /* mkdtemp, clock_gettime */
 #include "../check.h"
@@ -49,7 +53,7 @@
 
 /* The key of pair member i of batch n ('a' or 'b'); tag 'r' for rounds, 'k' for pages. */
 static void key_of(char *out, size_t cap, char tag, int n, int i, char side) {
-    snprintf(out, cap, "%c%05d-%03d-%c", tag, n, i, side);
+    snprintf(out, cap, "%c%06d-%03d-%c", tag, n, i, side);
 }
 
 /* The canonical value of pair i of batch n: both members hold it. */
@@ -154,7 +158,8 @@ static int cursor_of(optimist_store *s) {
     return cursor;
 }
 
-static int child(const char *path) {
+/* Rounds are numbered from base + 1: a second child on a file keeps clear of the first's keys. */
+static int child(const char *path, int base) {
     optimist_store *s = NULL;
     int rc = optimist_open(path, &s);
     if (rc != OPTIMIST_OK) die("open", rc);
@@ -164,7 +169,7 @@ static int child(const char *path) {
     o.backoff_base_ms = 1;
     o.backoff_max_ms = 10;
     if ((rc = optimist_sync_start(s, &o)) != OPTIMIST_OK) die("sync_start", rc);
-    for (int r = 1;; r++) {
+    for (int r = base + 1;; r++) {
         say("R %d", r);
         optimist_batch *b = batch_of("m", 'r', r);
         if (optimist_batch_incr(b, "m", "count", "n", 1) != OPTIMIST_OK) abort();
@@ -174,7 +179,7 @@ static int child(const char *path) {
         b = batch_of("s", 'r', r);
         if ((rc = optimist_server_apply(s, b)) != OPTIMIST_OK) die("server_apply", rc);
         optimist_batch_free(b);
-        if (r % 3 == 0) {
+        if ((r - base) % 3 == 0) {
             int cursor = cursor_of(s);
             if ((rc = optimist_flush(s)) != OPTIMIST_OK) die("flush", rc);
             say("F %d %d", r, cursor);
@@ -186,6 +191,7 @@ static int child(const char *path) {
 
 static unsigned long long kills, reopened, lost, torn;
 static unsigned long long sum_rounds, sum_flushed, sum_pages, early; /* early: killed before a round */
+static unsigned long long reopen_kills; /* kills of a child reopening a file a child was killed on */
 
 static long long now_ms(void) {
     struct timespec t;
@@ -202,9 +208,9 @@ static uint64_t next_random(void) {
     return z ^ (z >> 31);
 }
 
-/* What the child said before it died. */
+/* What a child said before it died: rounds are numbered from base + 1 (base: none yet). */
 typedef struct {
-    int rounds, pages, flushed_round, flushed_cursor;
+    int base, rounds, pages, flushed_round, flushed_cursor;
 } report;
 
 static void note(report *r, const char *line) {
@@ -245,7 +251,7 @@ static void read_lines(int fd, report *r, long long deadline, char *buf, size_t 
 /* 1: batch n of coll is all there, 0: none of it, -1: part of it (printed). */
 static int batch_state(optimist_store *s, const char *coll, char tag, int n, const char *what) {
     char prefix[16], *got = NULL;
-    snprintf(prefix, sizeof prefix, "%c%05d-", tag, n);
+    snprintf(prefix, sizeof prefix, "%c%06d-", tag, n);
     if (optimist_scan(s, coll, prefix, 0, &got) != OPTIMIST_OK) {
         fprintf(stderr, "%s: scan of %s/%s failed: %s\n", what, coll, prefix, check_last_error());
         return -1;
@@ -278,11 +284,9 @@ static int round_settled_whole(optimist_store *s, int n, const char *what) {
     return 1;
 }
 
-/* Checks the reopened file against what the child said. */
-static void verify(const char *path, const report *r, int kill_ms) {
-    char what[96];
-    snprintf(what, sizeof what, "kill %llu at +%d ms (round %d, flushed %d, page %d)", kills, kill_ms, r->rounds,
-             r->flushed_round, r->pages);
+/* Checks the reopened file against what the children said (one, or two when a second was
+ * killed while it reopened the first one's file). */
+static void verify(const char *path, const report *r, int nr, const char *what) {
     optimist_store *s = NULL;
     int rc = optimist_open(path, &s);
     if (rc != OPTIMIST_OK) {
@@ -292,49 +296,55 @@ static void verify(const char *path, const report *r, int kill_ms) {
     }
     reopened++;
     unsigned long long lost0 = lost, torn0 = torn;
-    /* Rounds: a prefix of whole ones, at least up to the flushed one, in both collections. */
+    /* Rounds: each child's a prefix of whole ones, at least up to its flushed one, in both
+     * collections. */
+    int counted = 0;
     for (int c = 0; c < 2; c++) {
         const char *coll = c ? "s" : "m";
-        int present = 0, gap = 0;
-        for (int n = 1; n <= r->rounds; n++) {
-            int st = batch_state(s, coll, 'r', n, what);
-            if (st < 0) torn++;
-            if (st == 1 && gap) {
-                fprintf(stderr, "%s: %s round %d is there after a missing round\n", what, coll, n);
-                torn++;
+        for (int k = 0; k < nr; k++) {
+            int gap = 0;
+            for (int n = r[k].base + 1; n <= r[k].rounds; n++) {
+                int st = batch_state(s, coll, 'r', n, what);
+                if (st < 0) torn++;
+                if (st == 1 && gap) {
+                    fprintf(stderr, "%s: %s round %d is there after a missing round\n", what, coll, n);
+                    torn++;
+                }
+                if (st == 1 && !gap && c == 0) counted++;
+                if (st != 1) gap = 1;
+                if (st != 1 && n <= r[k].flushed_round) {
+                    fprintf(stderr, "%s: %s round %d was flushed and is missing\n", what, coll, n);
+                    lost++;
+                }
+                if (c == 0 && st == 1 && !round_settled_whole(s, n, what)) torn++;
             }
-            if (st == 1 && !gap) present = n;
-            if (st != 1) gap = 1;
-            if (st != 1 && n <= r->flushed_round) {
-                fprintf(stderr, "%s: %s round %d was flushed and is missing\n", what, coll, n);
-                lost++;
-            }
-            if (c == 0 && st == 1 && !round_settled_whole(s, n, what)) torn++;
-        }
-        if (c == 0) {
-            /* The counter moved with each round's mutation, never apart from it. */
-            char *json = NULL, want[32];
-            snprintf(want, sizeof want, "{\"n\":%d}", present);
-            rc = optimist_get(s, "m", "count", &json);
-            if (present ? rc != OPTIMIST_OK || strcmp(json, want) != 0 : rc != OPTIMIST_NOTFOUND) {
-                fprintf(stderr, "%s: m/count is %s with %d rounds there\n", what, rc == OPTIMIST_OK ? json : "absent", present);
-                torn++;
-            }
-            optimist_free(json);
         }
     }
+    /* The counter moved with each round's mutation, never apart from it. */
+    char *json = NULL, want[32];
+    snprintf(want, sizeof want, "{\"n\":%d}", counted);
+    rc = optimist_get(s, "m", "count", &json);
+    if (counted ? rc != OPTIMIST_OK || strcmp(json, want) != 0 : rc != OPTIMIST_NOTFOUND) {
+        fprintf(stderr, "%s: m/count is %s with %d rounds there\n", what, rc == OPTIMIST_OK ? json : "absent", counted);
+        torn++;
+    }
+    optimist_free(json);
     /* Pages: whole, exactly those up to the persisted cursor, which is at least the flushed one. */
-    int cursor = cursor_of(s);
-    if (cursor < r->flushed_cursor) {
-        fprintf(stderr, "%s: the cursor is %d, %d was flushed\n", what, cursor, r->flushed_cursor);
+    int cursor = cursor_of(s), pages = 0, flushed_cursor = 0;
+    for (int k = 0; k < nr; k++) {
+        if (r[k].pages > pages) pages = r[k].pages;
+        if (r[k].flushed_cursor > flushed_cursor) flushed_cursor = r[k].flushed_cursor;
+    }
+    if (cursor < flushed_cursor) {
+        fprintf(stderr, "%s: the cursor is %d, %d was flushed\n", what, cursor, flushed_cursor);
         lost++;
     }
-    for (int k = 1; k <= r->pages || k <= cursor; k++) {
+    for (int k = 1; k <= pages || k <= cursor; k++) {
         int st = batch_state(s, "p", 'k', k, what);
         if (st < 0) torn++;
         if ((st == 1) != (k <= cursor)) {
             fprintf(stderr, "%s: page %d is %s, the cursor is %d\n", what, k, st == 1 ? "there" : "missing", cursor);
-            if (k <= r->flushed_cursor) lost++;
+            if (k <= flushed_cursor) lost++;
             else torn++;
         }
     }
@@ -347,14 +357,9 @@ static void verify(const char *path, const report *r, int kill_ms) {
     if (lost != lost0 || torn != torn0) check_failures++;
 }
 
-/* Kills the child kill_ms after it started (during_open) or after its first round began. */
-static void one_kill(const char *dir, int kill_ms, int during_open) {
-    char path[300];
-    snprintf(path, sizeof path, "%s/crash.db", dir);
-    unlink(path);
-    char wal[310];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    unlink(wal);
+/* Runs a child on path and kills it kill_ms after it started (during_open) or after its first
+ * round began; fills in what it said. */
+static void run_child(const char *path, int base, int kill_ms, int during_open, report *r) {
     int fds[2];
     if (pipe(fds) != 0) abort();
     long long start = now_ms();
@@ -363,22 +368,24 @@ static void one_kill(const char *dir, int kill_ms, int during_open) {
         dup2(fds[1], 1);
         close(fds[0]);
         close(fds[1]);
-        execl("/proc/self/exe", "crash_sweep", "child", path, (char *)NULL);
+        char arg[16];
+        snprintf(arg, sizeof arg, "%d", base);
+        execl("/proc/self/exe", "crash_sweep", "child", path, arg, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
-    report r = {0, 0, 0, 0};
+    *r = (report){base, base, 0, base, 0};
     char buf[4096];
     size_t len = 0;
     if (during_open) {
-        read_lines(fds[0], &r, start + kill_ms, buf, &len);
+        read_lines(fds[0], r, start + kill_ms, buf, &len);
     } else {
         /* From the first round on (the child is open and syncing). */
-        while (r.rounds == 0 && now_ms() < start + 10000) read_lines(fds[0], &r, now_ms() + 5, buf, &len);
-        read_lines(fds[0], &r, now_ms() + kill_ms, buf, &len);
+        while (r->rounds == base && now_ms() < start + 10000) read_lines(fds[0], r, now_ms() + 5, buf, &len);
+        read_lines(fds[0], r, now_ms() + kill_ms, buf, &len);
     }
     kill(pid, SIGKILL);
-    read_lines(fds[0], &r, 0, buf, &len); /* what it wrote before it died counts */
+    read_lines(fds[0], r, 0, buf, &len); /* what it wrote before it died counts */
     close(fds[0]);
     int status = 0;
     waitpid(pid, &status, 0);
@@ -387,18 +394,45 @@ static void one_kill(const char *dir, int kill_ms, int during_open) {
         fprintf(stderr, "kill %llu: the child ended by itself (status %d) before the kill at %d ms\n", kills, status, kill_ms);
         check_failures++;
     }
-    verify(path, &r, kill_ms);
-    sum_rounds += (unsigned long long)r.rounds;
-    sum_flushed += (unsigned long long)r.flushed_round;
-    sum_pages += (unsigned long long)r.pages;
-    early += r.rounds == 0;
-    if (getenv("OPTIMIST_CRASH_VERBOSE"))
-        fprintf(stderr, "kill %llu at %d ms: %d rounds (flushed %d), %d pages (flushed cursor %d)\n", kills, kill_ms,
-                r.rounds, r.flushed_round, r.pages, r.flushed_cursor);
+    sum_rounds += (unsigned long long)(r->rounds - base);
+    sum_flushed += (unsigned long long)(r->flushed_round - base);
+    early += r->rounds == base;
+}
+
+/* One sweep: a child on a new file killed at a random instant, then the file reopened and
+ * checked. One sweep in ten kills the child while it starts, and then mostly after a first
+ * child was killed at work on the same file: the second one dies while it recovers that file. */
+static void one_sweep(const char *dir) {
+    char path[300], wal[310], what[160];
+    snprintf(path, sizeof path, "%s/crash.db", dir);
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    unlink(path);
+    unlink(wal);
+    report r[2];
+    int nr = 0;
+    if (next_random() % 10 == 0) {
+        int twice = next_random() % 4 != 0;
+        if (twice) run_child(path, 0, (int)(next_random() % MAX_DELAY_MS), 0, &r[nr++]);
+        int kill_ms = (int)(next_random() % OPEN_DELAY_MS);
+        run_child(path, twice ? 100000 : 0, kill_ms, 1, &r[nr++]);
+        reopen_kills += twice;
+        snprintf(what, sizeof what, "sweep %llu (%s, killed +%d ms after the start; rounds to %d, flushed %d)",
+                 reopened + 1, twice ? "second child" : "one child", kill_ms, r[nr - 1].rounds, r[nr - 1].flushed_round);
+    } else {
+        int kill_ms = (int)(next_random() % MAX_DELAY_MS);
+        run_child(path, 0, kill_ms, 0, &r[nr++]);
+        snprintf(what, sizeof what, "sweep %llu (killed +%d ms after round 1; rounds to %d, flushed %d, page %d)",
+                 reopened + 1, kill_ms, r[0].rounds, r[0].flushed_round, r[0].pages);
+    }
+    verify(path, r, nr, what);
+    int pages = 0;
+    for (int k = 0; k < nr; k++) pages = r[k].pages > pages ? r[k].pages : pages;
+    sum_pages += (unsigned long long)pages;
+    if (getenv("OPTIMIST_CRASH_VERBOSE")) fprintf(stderr, "%s\n", what);
 }
 
 int main(int argc, char **argv) {
-    if (argc == 3 && strcmp(argv[1], "child") == 0) return child(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "child") == 0) return child(argv[2], atoi(argv[3]));
     int n = 200;
     uint64_t seed = 1;
     const char *env = getenv("OPTIMIST_CRASH_KILLS");
@@ -409,23 +443,23 @@ int main(int argc, char **argv) {
         else { fprintf(stderr, "usage: crash_sweep [--kills N] [--seed S]\n"); return 2; }
     }
     rng = seed;
-    char dir[] = "/tmp/optimist-crash-XXXXXX";
+    /* In /dev/shm when there is one: a killed process leaves its writes in the page cache on
+     * any file system, so what survives a kill is the same, and flushes cost no disk sync. */
+    char dir[64];
+    snprintf(dir, sizeof dir, "%s/optimist-crash-XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
     if (!mkdtemp(dir)) return 2;
     long long t0 = now_ms();
-    for (int i = 0; i < n; i++) {
-        /* One kill in ten lands while the child starts (opening and creating the file), the
-         * others while it works. */
-        int during_open = next_random() % 10 == 0;
-        int kill_ms = (int)(next_random() % (during_open ? OPEN_DELAY_MS : MAX_DELAY_MS));
-        one_kill(dir, kill_ms, during_open);
-    }
+    for (int i = 0; i < n; i++) one_sweep(dir);
     char path[300];
     snprintf(path, sizeof path, "%s/crash.db", dir);
     unlink(path);
+    snprintf(path, sizeof path, "%s/crash.db-wal", dir);
+    unlink(path);
     rmdir(dir);
-    printf("crash_sweep: %llu kills (seed %" PRIu64 "; %llu before the first round), %llu reopened, "
-           "%llu lost, %llu torn; %llu rounds begun, %llu flushed, %llu pages served (%d pairs each); %lld s\n",
-           kills, seed, early, reopened, lost, torn, sum_rounds, sum_flushed, sum_pages, PAIRS,
+    printf("crash_sweep: %d sweeps (seed %" PRIu64 "), %llu kills (%llu before a first round, %llu of a child reopening "
+           "a killed one's file), %llu reopened, %llu lost, %llu torn; %llu rounds begun, %llu flushed, "
+           "%llu pages served (%d pairs each); %lld s\n",
+           n, seed, kills, early, reopen_kills, reopened, lost, torn, sum_rounds, sum_flushed, sum_pages, PAIRS,
            (now_ms() - t0) / 1000);
     return CHECK_DONE();
 }
