@@ -11,10 +11,10 @@
  *     value) and an incr of m/count by 1;
  *   - one server_apply of PAIRS pairs (collection "s", the same keys and values);
  * and every third round it flushes. Each pull page k is PAIRS pairs too (collection "p", keys
- * k<page>-<i>-a and -b). The child reports on stdout, each line written whole before the
- * next step: "R r" before round r starts, "P k" before page k is handed to the sync, and
- * "F r c" after a flush returned OK that was called after round r, when the sync's cursor
- * was c (so every page up to c is durable).
+ * k<page>-<i>-a and -b). Every fifth round and page has BIG_PAIRS pairs instead. The child
+ * reports on stdout, each line written whole before the next step: "R r" before round r
+ * starts, "P k" before page k is handed to the sync, and "F r c" after a flush returned OK that
+ * was called after round r, when the sync's cursor was c (so every page up to c is durable).
  *
  * The parent kills it at a random instant, 0-300 ms after its first round began (the first
  * pulls, the writer's big transactions, a flush), and reopens the file. One sweep in ten kills
@@ -46,6 +46,11 @@
 #include <unistd.h>
 
 #define PAIRS 50
+/* Every fifth round and page is bigger: 1200 records, past the size at which a store builds a
+ * server change apart and moves it in by parts. */
+#define BIG_PAIRS 600
+
+static int pairs_of(int n) { return n % 5 == 0 ? BIG_PAIRS : PAIRS; }
 #define MAX_DELAY_MS 300  /* after the first round began */
 #define OPEN_DELAY_MS 100 /* after the start, for kills during the open */
 
@@ -63,10 +68,11 @@ static void value_of(char *out, size_t cap, int n, int i) {
 
 /* optimist_scan's answer for batch n when it is all there: [[key, value], ...] in key order. */
 static char *scan_of(char tag, int n) {
-    size_t cap = PAIRS * 2 * 128 + 8, len = 1;
+    int pairs = pairs_of(n);
+    size_t cap = (size_t)pairs * 2 * 128 + 8, len = 1;
     char *out = malloc(cap), key[32], value[96];
     out[0] = '[';
-    for (int i = 0; i < PAIRS; i++)
+    for (int i = 0; i < pairs; i++)
         for (char side = 'a'; side <= 'b'; side++) {
             key_of(key, sizeof key, tag, n, i, side);
             value_of(value, sizeof value, n, i);
@@ -81,7 +87,7 @@ static optimist_batch *batch_of(const char *coll, char tag, int n) {
     optimist_batch *b = NULL;
     char key[32], value[96];
     if (optimist_batch_new(&b) != OPTIMIST_OK) abort();
-    for (int i = 0; i < PAIRS; i++)
+    for (int i = 0; i < pairs_of(n); i++)
         for (char side = 'a'; side <= 'b'; side++) {
             key_of(key, sizeof key, tag, n, i, side);
             value_of(value, sizeof value, n, i);
@@ -117,7 +123,7 @@ static int serve(void *ctx, const char *endpoint, const char *url, const char *b
                  int64_t timeout_ms, int *out_status, const char **out_body, int64_t *out_retry_after_ms) {
     (void)ctx, (void)url, (void)headers, (void)timeout_ms, (void)out_retry_after_ms;
     free(reply);
-    size_t cap = PAIRS * 2 * 160 + 256, len = 0;
+    size_t cap = BIG_PAIRS * 2 * 160 + 256, len = 0;
     reply = malloc(cap);
     if (strcmp(endpoint, "push") == 0) {
         len += (size_t)snprintf(reply, cap, "{\"results\":[");
@@ -133,7 +139,7 @@ static int serve(void *ctx, const char *endpoint, const char *url, const char *b
         say("P %d", page);
         char key[32], value[96];
         len += (size_t)snprintf(reply, cap, "{\"changes\":[");
-        for (int i = 0; i < PAIRS; i++)
+        for (int i = 0; i < pairs_of(page); i++)
             for (char side = 'a'; side <= 'b'; side++) {
                 key_of(key, sizeof key, 'k', page, i, side);
                 value_of(value, sizeof value, page, i);
@@ -268,7 +274,7 @@ static int batch_state(optimist_store *s, const char *coll, char tag, int n, con
 static int round_settled_whole(optimist_store *s, int n, const char *what) {
     char first[32], last[32], *json = NULL;
     key_of(first, sizeof first, 'r', n, 0, 'a');
-    key_of(last, sizeof last, 'r', n, PAIRS - 1, 'b');
+    key_of(last, sizeof last, 'r', n, pairs_of(n) - 1, 'b');
     int p1 = -1, p2 = -1;
     optimist_is_pending(s, "m", first, &p1);
     optimist_is_pending(s, "m", last, &p2);
@@ -458,8 +464,8 @@ int main(int argc, char **argv) {
     rmdir(dir);
     printf("crash_sweep: %d sweeps (seed %" PRIu64 "), %llu kills (%llu before a first round, %llu of a child reopening "
            "a killed one's file), %llu reopened, %llu lost, %llu torn; %llu rounds begun, %llu flushed, "
-           "%llu pages served (%d pairs each); %lld s\n",
-           n, seed, kills, early, reopen_kills, reopened, lost, torn, sum_rounds, sum_flushed, sum_pages, PAIRS,
+           "%llu pages served (%d pairs each, %d every fifth round and page); %lld s\n",
+           n, seed, kills, early, reopen_kills, reopened, lost, torn, sum_rounds, sum_flushed, sum_pages, PAIRS, BIG_PAIRS,
            (now_ms() - t0) / 1000);
     return CHECK_DONE();
 }
