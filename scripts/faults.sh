@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The long runs of the two fault tests in Tests/C/faults, which CTest runs cut short (every 2nd
-# I/O call, 40 kills):
+# I/O call, 40 sweeps):
 #
 #   - io_faults --full: the workload once for every I/O call it makes with that call failing,
 #     and once with every write failing from that call on until the disk comes back;
