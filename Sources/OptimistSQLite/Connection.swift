@@ -64,16 +64,24 @@ final class Connection: @unchecked Sendable {
     }
 
     /// The first column of the first row of a query (for pragmas and counts).
+    ///
+    /// The statement is stepped to its end before it is let go: a pragma that changes the file
+    /// (`journal_mode = WAL`) commits when it ends, and ending it by finalizing would lose that
+    /// commit's error (a disk failing during open went unreported; Tests/C/faults/io_faults.c).
     func scalarInt(_ sql: String) throws(OptimistError) -> Int64 {
         let s = try prepare(sql)
         guard try s.step() else { throw OptimistError.corrupt("\(sql): no row") }
-        return s.int64(0)
+        let value = s.int64(0)
+        while try s.step() {}
+        return value
     }
 
     func scalarText(_ sql: String) throws(OptimistError) -> String? {
         let s = try prepare(sql)
         guard try s.step() else { return nil }
-        return s.text(0)
+        let value = s.text(0)
+        while try s.step() {}
+        return value
     }
 
     /// The error for a failed call, with SQLite's message.

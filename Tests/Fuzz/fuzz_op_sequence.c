@@ -11,6 +11,10 @@
  * subscription heard during the call (every record whose value or status changed, with its
  * new value, status and the call's cause). Any difference aborts.
  *
+ * One store serves many inputs, brought back to empty after each (fuzz_common.h, fuzz_store):
+ * each input starts with no record, no mutation pending, no subscription and the four views
+ * defined alike.
+ *
  * The retry policy is set to no backoff and effectively unlimited attempts, so outbox_next at
  * a fixed now_ms is deterministic: the due mutation with the smallest (queue position, fresh,
  * id), as the engine orders them.
@@ -522,13 +526,48 @@ static void do_subscribe(optimist_store *s, fuzz_in *in) {
     sub->active = 1;
 }
 
+/* Every input starts with the four views defined the same way, on a new store and on one reused
+ * (a view cannot be dropped, so a reused store keeps its views; defining them all at the start
+ * makes both the same). A name never defined must stay NOTFOUND. */
+static void define_views(optimist_store *s) {
+    static const char *const kinds[3] = {"count", "sum:n", "sum:m"};
+    for (int i = 0; i < MAXVIEWS; i++) {
+        M.views[i] = (mview){1, i % 3, (i + 1) % 3};
+        if (FUZZ_RC(optimist_view_define(s, VIEW_NAMES[i], COLL, prefix_str(M.views[i].prefix), kinds[M.views[i].sum])) != OPTIMIST_OK)
+            FUZZ_FAIL("view_define");
+    }
+    double v;
+    if (FUZZ_RC(optimist_view_get(s, "never", &v)) != OPTIMIST_NOTFOUND) FUZZ_FAIL("an undefined view answered");
+}
+
+/* The store as a new one is, for the next input (fuzz_common.h): no subscription, every
+ * mutation ended, no record. Checked, so the next input cannot see this one. */
+static void back_to_empty(optimist_store *s) {
+    for (int i = 0; i < MAXSUBS; i++)
+        if (M.subs[i].active && FUZZ_RC(optimist_unsubscribe(s, M.subs[i].id)) != OPTIMIST_OK) FUZZ_FAIL("unsubscribe");
+    for (int i = 0; i < M.nmuts; i++)
+        if (live(&M.muts[i]) && FUZZ_RC(optimist_rollback(s, M.muts[i].id, NULL)) != OPTIMIST_OK) FUZZ_FAIL("rollback");
+    optimist_batch *b = NULL;
+    optimist_batch_new(&b);
+    for (int k = 0; k < NKEYS; k++) optimist_batch_delete(b, COLL, KEYS[k]);
+    if (FUZZ_RC(optimist_server_apply(s, b)) != OPTIMIST_OK) FUZZ_FAIL("server_apply of deletes");
+    optimist_batch_free(b);
+    uint64_t pending = 1;
+    if (FUZZ_RC(optimist_pending_count(s, &pending)) != OPTIMIST_OK || pending != 0) FUZZ_FAIL("%llu still pending", (unsigned long long)pending);
+    char *json = NULL;
+    if (FUZZ_RC(optimist_scan(s, COLL, NULL, 0, &json)) != OPTIMIST_OK || strcmp(json, "[]") != 0)
+        FUZZ_FAIL("records left after the reset: %.400s", json ? json : "(scan failed)");
+    optimist_free(json);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_in in = {data, size};
     memset(&M, 0, sizeof M);
-    optimist_store *s = NULL;
-    if (optimist_open(NULL, &s) != OPTIMIST_OK) FUZZ_FAIL("open");
+    int fresh = 0;
+    optimist_store *s = fuzz_store(&fresh);
     /* No backoff and no running out of attempts: the outbox order stays predictable. */
-    if (optimist_set_retry_policy(s, 1 << 30, 0, 0) != OPTIMIST_OK) FUZZ_FAIL("set_retry_policy");
+    if (fresh && optimist_set_retry_policy(s, 1 << 30, 0, 0) != OPTIMIST_OK) FUZZ_FAIL("set_retry_policy");
+    define_views(s);
 
     int steps = 0;
     while (!fz_empty(&in) && steps++ < 200) {
@@ -562,6 +601,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         check_all(s, before, before_status, cause, what);
     }
-    if (optimist_close(s) != OPTIMIST_OK) FUZZ_FAIL("close");
+    back_to_empty(s);
     return 0;
 }
