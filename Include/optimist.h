@@ -75,6 +75,10 @@ extern "C" {
 ** OPTIMIST_VERSION is the version of this header as "MAJOR.MINOR.PATCH";
 ** OPTIMIST_VERSION_NUMBER is MAJOR*1000000 + MINOR*1000 + PATCH. optimist_version() returns the
 ** version of the library actually loaded, which a program may compare with the header's.
+**
+** These two lines are the one place the version is written: the build reads the library's
+** version (its file name liboptimist.so.MAJOR.MINOR.PATCH, the CMake package's version,
+** optimist_version()) and the Python package's version from them.
 */
 #define OPTIMIST_VERSION        "1.0.0"
 #define OPTIMIST_VERSION_NUMBER 1000000
@@ -166,7 +170,8 @@ typedef struct optimist_batch optimist_batch;
 /* ------------------------------------------------------------------------------------------ */
 
 /*
-** The version of the loaded library, "1.0.0". Static storage: do not free.
+** The version of the loaded library, "MAJOR.MINOR.PATCH" (the OPTIMIST_VERSION of the header it was
+** built from). Static storage: do not free.
 */
 const char *optimist_version(void);
 
@@ -410,10 +415,44 @@ int optimist_mutate(optimist_store *s, const optimist_batch *b, const char *dedu
 
 /*
 ** As optimist_mutate, with the failure policy given: OPTIMIST_POLICY_ROLLBACK or
-** OPTIMIST_POLICY_KEEP; any other value returns OPTIMIST_MISUSE.
+** OPTIMIST_POLICY_KEEP; any other value returns OPTIMIST_MISUSE. The same as optimist_mutate_ext
+** with those two options.
 */
 int optimist_mutate_with_policy(optimist_store *s, const optimist_batch *b,
                                 const char *dedupe_key, int policy, uint64_t *out_id);
+
+/*
+** How a mutation is made: the argument of optimist_mutate_ext.
+**
+** VERSIONING: as optimist_sync_options. Initialise with OPTIMIST_MUTATE_OPTIONS_INIT (which sets
+** version and every default), then change the members you need:
+**
+**     optimist_mutate_options o = OPTIMIST_MUTATE_OPTIONS_INIT;
+**     o.dedupe_key = "tap-7";
+**     o.policy = OPTIMIST_POLICY_KEEP;
+**
+** dedupe_key is borrowed for the call (see optimist_mutate); policy is OPTIMIST_POLICY_ROLLBACK or
+** OPTIMIST_POLICY_KEEP. Options added later are appended here, so no further optimist_mutate_*
+** variant is needed.
+*/
+typedef struct optimist_mutate_options {
+    unsigned int version;           /* OPTIMIST_MUTATE_OPTIONS_VERSION */
+    const char *dedupe_key;         /* NULL: none */
+    int policy;                     /* OPTIMIST_POLICY_ROLLBACK */
+} optimist_mutate_options;
+
+#define OPTIMIST_MUTATE_OPTIONS_VERSION 1
+#define OPTIMIST_MUTATE_OPTIONS_INIT { OPTIMIST_MUTATE_OPTIONS_VERSION, NULL, OPTIMIST_POLICY_ROLLBACK }
+
+/*
+** optimist_mutate with options (opts NULL: the defaults, as optimist_mutate with no dedupe key).
+** optimist_mutate and optimist_mutate_with_policy are this call with the options they take.
+**
+** Returns what optimist_mutate returns, and OPTIMIST_MISUSE for a version this library does not
+** read or a policy that is not one of the OPTIMIST_POLICY_* values.
+*/
+int optimist_mutate_ext(optimist_store *s, const optimist_batch *b,
+                        const optimist_mutate_options *opts, uint64_t *out_id);
 
 /*
 ** The authority accepted mutation id: the confirmed state becomes C := apply(ops, C), where ops

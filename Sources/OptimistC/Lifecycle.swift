@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import COptimist
 import Optimist
 
 // Opening, flushing and closing stores; the client id; the retry policy.
@@ -17,32 +18,18 @@ public func optimist_open(_ path: UnsafePointer<CChar>?, _ outStore: UnsafeMutab
     }
 }
 
-// `optimist_open_options` is declared in Include/optimist.h and read here by its LP64 layout,
-// versioned as `optimist_sync_options` (see Sync.swift):
-//
-//     struct optimist_open_options {   offset
-//         unsigned int version;            0
-//         size_t cache_bytes;              8
-//     };
-private enum OpenOptionsLayout {
-    static let version = 0
-    static let cacheBytes = 8
-    static let knownVersions: ClosedRange<UInt32> = 1...1
-}
-
 @_cdecl("optimist_open_ext")
-public func optimist_open_ext(_ path: UnsafePointer<CChar>?, _ opts: UnsafeRawPointer?,
+public func optimist_open_ext(_ path: UnsafePointer<CChar>?, _ opts: UnsafePointer<optimist_open_options>?,
                               _ outStore: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guarded { () throws(OptimistError) in
         let out = try out(outStore, "out")
         let p = try optionalText(path, "path")
         var cacheBytes = defaultCacheBytes
         if let opts {
-            let version = opts.load(fromByteOffset: OpenOptionsLayout.version, as: UInt32.self)
-            guard OpenOptionsLayout.knownVersions.contains(version) else {
-                throw .misuse("optimist_open_options.version is \(version); this library reads version 1 (OPTIMIST_OPEN_OPTIONS_VERSION): initialise the struct with OPTIMIST_OPEN_OPTIONS_INIT")
-            }
-            let bytes = opts.load(fromByteOffset: OpenOptionsLayout.cacheBytes, as: UInt.self)
+            let raw = UnsafeRawPointer(opts)
+            _ = try optionsVersion(raw, struct: "optimist_open_options", newest: OPTIMIST_OPEN_OPTIONS_VERSION,
+                                   initMacro: "OPTIMIST_OPEN_OPTIONS_INIT")
+            let bytes = UInt(bitPattern: member(raw, \optimist_open_options.cache_bytes))
             guard bytes > 0 else { throw .misuse("optimist_open_options.cache_bytes must be positive (the default is OPTIMIST_CACHE_BYTES_DEFAULT)") }
             cacheBytes = bytes > UInt(maximumCacheBytes) ? maximumCacheBytes : Int(bytes)
         }
@@ -55,7 +42,7 @@ public func optimist_open_ext(_ path: UnsafePointer<CChar>?, _ opts: UnsafeRawPo
 /// so closing again returns OK and any other call returns MISUSE.
 @_cdecl("optimist_close")
 public func optimist_close(_ handle: OpaquePointer?) -> Int32 {
-    guard handle != nil else { return RC.ok }
+    guard handle != nil else { return OPTIMIST_OK }
     return guarded { () throws(OptimistError) in
         // Closed even when the final flush fails; the result code tells the caller.
         try anyStore(handle).close()

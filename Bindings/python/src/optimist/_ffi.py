@@ -42,6 +42,7 @@ __all__ = [
     "OK", "ERROR", "MISUSE", "NOTFOUND", "STATE", "INVALID", "DUPLICATE", "IO", "CORRUPT", "BUSY",
     "POLICIES", "STATUSES", "CAUSES", "RECORD_STATUSES", "FIELD_TYPES", "SIGNATURES", "ChangeStruct",
     "FieldStruct", "LISTENER", "TRANSPORT", "SYNC_LISTENER", "SyncOptions", "SYNC_OPTIONS_VERSION",
+    "OpenOptions", "OPEN_OPTIONS_VERSION", "CACHE_BYTES_DEFAULT", "MutateOptions", "MUTATE_OPTIONS_VERSION",
     "lib", "library_path",
     "take_string", "MissingSymbolError",
 ]
@@ -112,6 +113,21 @@ class OpenOptions(Structure):
     ]
 
 
+#: ``OPTIMIST_MUTATE_OPTIONS_VERSION``: the members :class:`MutateOptions` has.
+MUTATE_OPTIONS_VERSION = 1
+
+
+class MutateOptions(Structure):
+    """``optimist_mutate_options`` (version 1), passed by reference to ``optimist_mutate_ext``.
+    The dedupe key is borrowed for that call only."""
+
+    _fields_ = [
+        ("version", c_uint),
+        ("dedupe_key", c_char_p),
+        ("policy", c_int),
+    ]
+
+
 #: ``OPTIMIST_SYNC_OPTIONS_VERSION``: the members :class:`SyncOptions` has.
 SYNC_OPTIONS_VERSION = 1
 
@@ -166,6 +182,7 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
 
     "optimist_mutate": (c_int, [_store, _batch, c_char_p, POINTER(c_uint64)]),
     "optimist_mutate_with_policy": (c_int, [_store, _batch, c_char_p, c_int, POINTER(c_uint64)]),
+    "optimist_mutate_ext": (c_int, [_store, _batch, c_void_p, POINTER(c_uint64)]),
     "optimist_commit": (c_int, [_store, c_uint64, _batch]),
     "optimist_rollback": (c_int, [_store, c_uint64, c_char_p]),
     "optimist_server_apply": (c_int, [_store, _batch]),
