@@ -67,3 +67,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The documentation build (scripts/docs.sh: `swift package generate-documentation`) sets
+// OPTIMIST_DOCS=1 to add the DocC plugin; apps that depend on this package never resolve it.
+if Context.environment["OPTIMIST_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}
