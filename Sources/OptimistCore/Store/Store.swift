@@ -214,7 +214,7 @@ public final class Store: Sendable {
     // MARK: Views
 
     /// Defines (or redefines) an aggregate over the visible records of `collection` whose key
-    /// starts with `prefix`, maintained on every change; read it with ``viewValue(_:)``.
+    /// starts with `prefix`, maintained on every change; read it with ``viewValue(_:)-(String)``.
     ///
     /// A store file keeps its views: after a reopen the view is there, with its value, and
     /// nothing is recomputed. Defining a view over existing records computes it where they
