@@ -124,7 +124,7 @@ public final class Store: Sendable {
     /// applied; every other pending mutation keeps its effect. `reason` is for the caller's
     /// logs; an ended mutation keeps only its status.
     public func rollback(_ id: MutationID, reason: String? = nil) throws(OptimistError) {
-        try change(.rollback) { e throws(OptimistError) in try e.rollback(id) }
+        try change(.rollback) { e throws(OptimistError) in try e.rollback(id, reason: reason) }
     }
 
     /// An authoritative change from outside, applied to `C`; pending mutations are re-applied
