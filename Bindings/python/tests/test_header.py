@@ -211,7 +211,7 @@ def test_options_struct_layout(name, struct):
     c_types = {"unsigned int": ctypes.c_uint, "size_t": ctypes.c_size_t, "const char *": ctypes.c_char_p,
                "int": ctypes.c_int}
     cls = getattr(_ffi, struct)
-    assert [(c_types[t], n) for t, n in struct_members(name)] == list(cls._fields_)
+    assert [(n, c_types[t]) for t, n in struct_members(name)] == list(cls._fields_)
 
 
 def test_options_init_macros():
