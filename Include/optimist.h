@@ -219,6 +219,7 @@ int optimist_open(const char *path, optimist_store **out);
 **
 **     optimist_open_options o = OPTIMIST_OPEN_OPTIONS_INIT;
 **     o.cache_bytes = 8 << 20;
+**     o.max_attempts = 3;
 **
 ** cache_bytes bounds the memory of parsed records the store keeps. A store file keeps its
 ** confirmed records in the file and reads them on demand through this cache (opening a store
@@ -228,20 +229,29 @@ int optimist_open(const char *path, optimist_store **out);
 ** store file, confirmed records the background writer has not written yet. 0 is
 ** OPTIMIST_MISUSE; the smallest positive value keeps nothing between calls (slow, but
 ** correct); values above 2^48 are clamped to it.
+**
+** max_attempts, base_delay_ms and max_delay_ms (version 2) are the retry policy the store opens
+** with, as optimist_set_retry_policy sets it later: max_attempts below 1 or a negative delay is
+** OPTIMIST_MISUSE. A version 1 struct (without them) opens with the default policy.
 */
 typedef struct optimist_open_options {
     unsigned int version;           /* OPTIMIST_OPEN_OPTIONS_VERSION */
     size_t cache_bytes;             /* OPTIMIST_CACHE_BYTES_DEFAULT: 33554432 (32 MiB) */
+    /* version 2 */
+    int max_attempts;               /* 5: sends a mutation may have (see optimist_fail) */
+    int64_t base_delay_ms;          /* 1000: the backoff after the first failed attempt */
+    int64_t max_delay_ms;           /* 60000: the cap on the backoff */
 } optimist_open_options;
 
-#define OPTIMIST_OPEN_OPTIONS_VERSION 1
+#define OPTIMIST_OPEN_OPTIONS_VERSION 2
 #define OPTIMIST_CACHE_BYTES_DEFAULT ((size_t)32 << 20)
-#define OPTIMIST_OPEN_OPTIONS_INIT { OPTIMIST_OPEN_OPTIONS_VERSION, OPTIMIST_CACHE_BYTES_DEFAULT }
+#define OPTIMIST_OPEN_OPTIONS_INIT \
+    { OPTIMIST_OPEN_OPTIONS_VERSION, OPTIMIST_CACHE_BYTES_DEFAULT, 5, 1000, 60000 }
 
 /*
 ** optimist_open with options (opts NULL: the defaults, as optimist_open). Returns what
-** optimist_open returns, and OPTIMIST_MISUSE for a version this library does not read or a
-** cache_bytes of 0.
+** optimist_open returns, and OPTIMIST_MISUSE for a version this library does not read, a
+** cache_bytes of 0 or a bad retry policy.
 */
 int optimist_open_ext(const char *path, const optimist_open_options *opts, optimist_store **out);
 
@@ -282,7 +292,8 @@ int optimist_client_id(optimist_store *s, char **out);
 ** Sets how transient failures (optimist_fail with transient != 0) are retried: a mutation may be
 ** sent max_attempts times in all; after each failed attempt it waits an exponential backoff with
 ** jitter, starting around base_delay_ms, doubling per attempt, capped at max_delay_ms. Applies
-** from the next failure on; not persisted (set it after each open). The default is 5 attempts,
+** from the next failure on; not persisted (set it after each open, or open with it:
+** optimist_open_options). The default is 5 attempts,
 ** 1000 ms, 60000 ms.
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, max_attempts < 1, a negative

@@ -25,15 +25,21 @@ public func optimist_open_ext(_ path: UnsafePointer<CChar>?, _ opts: UnsafePoint
         let out = try out(outStore, "out")
         let p = try optionalText(path, "path")
         var cacheBytes = defaultCacheBytes
+        var retryPolicy = RetryPolicy()
         if let opts {
+            typealias O = optimist_open_options
             let raw = UnsafeRawPointer(opts)
-            _ = try optionsVersion(raw, struct: "optimist_open_options", newest: OPTIMIST_OPEN_OPTIONS_VERSION,
-                                   initMacro: "OPTIMIST_OPEN_OPTIONS_INIT")
-            let bytes = UInt(bitPattern: member(raw, \optimist_open_options.cache_bytes))
+            let version = try optionsVersion(raw, struct: "optimist_open_options", newest: OPTIMIST_OPEN_OPTIONS_VERSION,
+                                             initMacro: "OPTIMIST_OPEN_OPTIONS_INIT")
+            let bytes = UInt(bitPattern: member(raw, \O.cache_bytes))
             guard bytes > 0 else { throw .misuse("optimist_open_options.cache_bytes must be positive (the default is OPTIMIST_CACHE_BYTES_DEFAULT)") }
             cacheBytes = bytes > UInt(maximumCacheBytes) ? maximumCacheBytes : Int(bytes)
+            if version >= 2 {
+                retryPolicy = try checkedRetryPolicy(member(raw, \O.max_attempts), member(raw, \O.base_delay_ms),
+                                                     member(raw, \O.max_delay_ms))
+            }
         }
-        let s = try Store.open(path: p, cacheBytes: cacheBytes)
+        let s = try Store.open(path: p, retryPolicy: retryPolicy, cacheBytes: cacheBytes)
         out.pointee = makeStoreHandle(s)
     }
 }
@@ -67,9 +73,16 @@ public func optimist_client_id(_ handle: OpaquePointer?, _ outID: UnsafeMutableP
 public func optimist_set_retry_policy(_ handle: OpaquePointer?, _ maxAttempts: Int32, _ baseDelayMs: Int64, _ maxDelayMs: Int64) -> Int32 {
     guarded { () throws(OptimistError) in
         let s = try store(handle)
-        guard maxAttempts >= 1 else { throw .misuse("max_attempts must be at least 1") }
-        guard baseDelayMs >= 0, maxDelayMs >= 0 else { throw .misuse("delays must not be negative") }
+        let policy = try checkedRetryPolicy(maxAttempts, baseDelayMs, maxDelayMs)
         guard !s.isClosed else { throw .misuse("the store is closed") }
-        s.retryPolicy = RetryPolicy(maxAttempts: Int(maxAttempts), baseDelayMs: baseDelayMs, maxDelayMs: maxDelayMs)
+        s.retryPolicy = policy
     }
+}
+
+/// A retry policy from C: at least one attempt, no negative delay.
+private func checkedRetryPolicy(_ maxAttempts: Int32, _ baseDelayMs: Int64, _ maxDelayMs: Int64)
+    throws(OptimistError) -> RetryPolicy {
+    guard maxAttempts >= 1 else { throw .misuse("max_attempts must be at least 1") }
+    guard baseDelayMs >= 0, maxDelayMs >= 0 else { throw .misuse("delays must not be negative") }
+    return RetryPolicy(maxAttempts: Int(maxAttempts), baseDelayMs: baseDelayMs, maxDelayMs: maxDelayMs)
 }

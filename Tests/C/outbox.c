@@ -1,7 +1,8 @@
 /*
  * outbox.c - the outbox by hand: dedupe keys, outbox_next, transient failures with backoff,
  * the retry limit settled by the policy (rollback, or keep as FAILED until retry), freshness
- * and views; then extreme numbers at the boundary (no trap, a plain result code).
+ * and views; the retry policy given at open; then extreme numbers at the boundary (no trap, a
+ * plain result code).
  */
 #include "fixtures.h"
 
@@ -131,8 +132,47 @@ static void test_extremes(void) {
     CHECK_RC(optimist_close(s), OPTIMIST_OK);
 }
 
+/* Sends one due mutation and fails it transiently at now_ms; returns its status after. */
+static int send_and_fail(optimist_store *s, uint64_t id, int64_t now_ms) {
+    uint64_t sent = 0;
+    char *ops = NULL;
+    int st = 0;
+    CHECK_OK(optimist_outbox_next(s, now_ms, &sent, &ops));
+    optimist_free(ops);
+    CHECK(sent == id);
+    CHECK_OK(optimist_fail(s, id, 1, "timeout", now_ms));
+    CHECK_OK(optimist_status(s, id, &st));
+    return st;
+}
+
+/* The retry policy given at open (optimist_open_options version 2); a version 1 struct, as a
+ * program built against the first header passes it, opens with the default policy. */
+static void test_open_retry_policy(void) {
+    optimist_open_options o = OPTIMIST_OPEN_OPTIONS_INIT;
+    CHECK(o.version == 2 && o.max_attempts == 5 && o.base_delay_ms == 1000 && o.max_delay_ms == 60000);
+    optimist_store *s = NULL;
+    o.max_attempts = 0;
+    CHECK_FAILS(optimist_open_ext(NULL, &o, &s), OPTIMIST_MISUSE);
+    o.max_attempts = 1;
+    o.max_delay_ms = -1;
+    CHECK_FAILS(optimist_open_ext(NULL, &o, &s), OPTIMIST_MISUSE);
+    CHECK(s == NULL);
+    o.max_delay_ms = 100;
+    CHECK_OK(optimist_open_ext(NULL, &o, &s));
+    /* One attempt: the first transient failure is final, and the policy rolls it back. */
+    CHECK(send_and_fail(s, mutate_put(s, "c", "k", "{}"), 0) == OPTIMIST_ROLLED_BACK);
+    CHECK_OK(optimist_close(s));
+
+    struct { unsigned int version; size_t cache_bytes; } v1 = {1, (size_t)1 << 20};
+    s = NULL;
+    CHECK_OK(optimist_open_ext(NULL, (const optimist_open_options *)(const void *)&v1, &s));
+    CHECK(send_and_fail(s, mutate_put(s, "c", "k", "{}"), 0) == OPTIMIST_PENDING); /* 5 attempts */
+    CHECK_OK(optimist_close(s));
+}
+
 int main(void) {
     test_dedupe_outbox();
+    test_open_retry_policy();
     test_extremes();
     return CHECK_DONE();
 }

@@ -209,7 +209,7 @@ def struct_members(name):
 def test_options_struct_layout(name, struct):
     """The open and mutate option structs: the header's members in order, with its C types."""
     c_types = {"unsigned int": ctypes.c_uint, "size_t": ctypes.c_size_t, "const char *": ctypes.c_char_p,
-               "int": ctypes.c_int}
+               "int": ctypes.c_int, "int64_t": ctypes.c_int64}
     cls = getattr(_ffi, struct)
     assert [(n, c_types[t]) for t, n in struct_members(name)] == list(cls._fields_)
 
@@ -220,7 +220,11 @@ def test_options_init_macros():
     text = HEADER.read_text()
     init = {m.group(1): [v.strip() for v in m.group(2).split(",")] for m in
             re.finditer(r"#define (OPTIMIST_\w+_OPTIONS_INIT)\s*\\?\s*\{([^}]*)\}", text)}
-    assert init["OPTIMIST_OPEN_OPTIONS_INIT"] == ["OPTIMIST_OPEN_OPTIONS_VERSION", "OPTIMIST_CACHE_BYTES_DEFAULT"]
+    assert init["OPTIMIST_OPEN_OPTIONS_INIT"] == ["OPTIMIST_OPEN_OPTIONS_VERSION", "OPTIMIST_CACHE_BYTES_DEFAULT"] + [
+        str(v) for v in _ffi.RETRY_POLICY_DEFAULT]
+    d = _ffi.OpenOptions.defaults()
+    assert (d.version, d.cache_bytes, d.max_attempts, d.base_delay_ms, d.max_delay_ms) == (
+        _ffi.OPEN_OPTIONS_VERSION, _ffi.CACHE_BYTES_DEFAULT) + _ffi.RETRY_POLICY_DEFAULT
     assert re.search(r"#define OPTIMIST_CACHE_BYTES_DEFAULT \(\(size_t\)32 << 20\)", text)
     assert _ffi.CACHE_BYTES_DEFAULT == 32 << 20
     assert init["OPTIMIST_MUTATE_OPTIONS_INIT"] == ["OPTIMIST_MUTATE_OPTIONS_VERSION", "NULL", "OPTIMIST_POLICY_ROLLBACK"]

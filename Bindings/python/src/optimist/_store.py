@@ -96,7 +96,8 @@ class Store(SyncMixin):
         else:
             if isinstance(cache_bytes, bool) or not isinstance(cache_bytes, int) or cache_bytes <= 0:
                 raise MisuseError(f"cache_bytes must be a positive int, not {cache_bytes!r}")
-            opts = _ffi.OpenOptions(_ffi.OPEN_OPTIONS_VERSION, min(cache_bytes, 1 << 48))
+            opts = _ffi.OpenOptions.defaults()
+            opts.cache_bytes = min(cache_bytes, 1 << 48)
             check(_open_ext(p, byref(opts), byref(h)))
         self._h = h
         #: The path the store was opened on (None: in memory).
