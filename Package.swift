@@ -42,15 +42,18 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "OptimistCurl", dependencies: ["OptimistSync", "CCurl"], swiftSettings: unchecked),
         // The Swift API apps import.
-        .target(name: "Optimist", dependencies: ["OptimistCore", "OptimistSQLite", "OptimistSync", "OptimistCurl"]),
+        .target(name: "Optimist", dependencies: ["OptimistCore", "OptimistSQLite", "OptimistSync", "OptimistCurl", "COptimist"]),
         // Foundation types in records (Date as ISO 8601 text), for Swift apps only.
         .target(name: "OptimistFoundation", dependencies: ["OptimistCore"]),
+        // Include/optimist.h as a C module (Sources/COptimist/module.modulemap): the ABI's types,
+        // constants and version, written once in the header, for the Swift code that needs them.
+        .systemLibrary(name: "COptimist"),
         // The @_cdecl entry points declared in Include/optimist.h.
-        .target(name: "OptimistC", dependencies: ["Optimist"], exclude: ["exports.map"], swiftSettings: unchecked),
+        .target(name: "OptimistC", dependencies: ["Optimist", "COptimist"], exclude: ["exports.map"], swiftSettings: unchecked),
         // The `optimist` command-line tool (inspect, outbox, explain, dump): reads store files,
         // also one another process has open, without the library's open path (see
         // Sources/OptimistCLI/FileSnapshot.swift). CMake installs it as PREFIX/bin/optimist.
-        .executableTarget(name: "optimist-cli", dependencies: ["OptimistCore", "CSQLite"], path: "Sources/OptimistCLI"),
+        .executableTarget(name: "optimist-cli", dependencies: ["OptimistCore", "CSQLite", "COptimist"], path: "Sources/OptimistCLI"),
         // Microbenchmarks (Benchmarks/run builds this in release mode).
         .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "OptimistFoundation", "CSQLite"], path: "Benchmarks/Swift"),
         // A child process the crash tests kill with SIGKILL.
@@ -65,3 +68,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The documentation build (scripts/docs.sh: `swift package generate-documentation`) sets
+// OPTIMIST_DOCS=1 to add the DocC plugin; apps that depend on this package never resolve it.
+if Context.environment["OPTIMIST_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

@@ -75,6 +75,10 @@ extern "C" {
 ** OPTIMIST_VERSION is the version of this header as "MAJOR.MINOR.PATCH";
 ** OPTIMIST_VERSION_NUMBER is MAJOR*1000000 + MINOR*1000 + PATCH. optimist_version() returns the
 ** version of the library actually loaded, which a program may compare with the header's.
+**
+** These two lines are the one place the version is written: the build reads the library's
+** version (its file name liboptimist.so.MAJOR.MINOR.PATCH, the CMake package's version,
+** optimist_version()) and the Python package's version from them.
 */
 #define OPTIMIST_VERSION        "1.0.0"
 #define OPTIMIST_VERSION_NUMBER 1000000
@@ -166,7 +170,8 @@ typedef struct optimist_batch optimist_batch;
 /* ------------------------------------------------------------------------------------------ */
 
 /*
-** The version of the loaded library, "1.0.0". Static storage: do not free.
+** The version of the loaded library, "MAJOR.MINOR.PATCH" (the OPTIMIST_VERSION of the header it was
+** built from). Static storage: do not free.
 */
 const char *optimist_version(void);
 
@@ -214,6 +219,7 @@ int optimist_open(const char *path, optimist_store **out);
 **
 **     optimist_open_options o = OPTIMIST_OPEN_OPTIONS_INIT;
 **     o.cache_bytes = 8 << 20;
+**     o.max_attempts = 3;
 **
 ** cache_bytes bounds the memory of parsed records the store keeps. A store file keeps its
 ** confirmed records in the file and reads them on demand through this cache (opening a store
@@ -223,20 +229,29 @@ int optimist_open(const char *path, optimist_store **out);
 ** store file, confirmed records the background writer has not written yet. 0 is
 ** OPTIMIST_MISUSE; the smallest positive value keeps nothing between calls (slow, but
 ** correct); values above 2^48 are clamped to it.
+**
+** max_attempts, base_delay_ms and max_delay_ms (version 2) are the retry policy the store opens
+** with, as optimist_set_retry_policy sets it later: max_attempts below 1 or a negative delay is
+** OPTIMIST_MISUSE. A version 1 struct (without them) opens with the default policy.
 */
 typedef struct optimist_open_options {
     unsigned int version;           /* OPTIMIST_OPEN_OPTIONS_VERSION */
     size_t cache_bytes;             /* OPTIMIST_CACHE_BYTES_DEFAULT: 33554432 (32 MiB) */
+    /* version 2 */
+    int max_attempts;               /* 5: sends a mutation may have (see optimist_fail) */
+    int64_t base_delay_ms;          /* 1000: the backoff after the first failed attempt */
+    int64_t max_delay_ms;           /* 60000: the cap on the backoff */
 } optimist_open_options;
 
-#define OPTIMIST_OPEN_OPTIONS_VERSION 1
+#define OPTIMIST_OPEN_OPTIONS_VERSION 2
 #define OPTIMIST_CACHE_BYTES_DEFAULT ((size_t)32 << 20)
-#define OPTIMIST_OPEN_OPTIONS_INIT { OPTIMIST_OPEN_OPTIONS_VERSION, OPTIMIST_CACHE_BYTES_DEFAULT }
+#define OPTIMIST_OPEN_OPTIONS_INIT \
+    { OPTIMIST_OPEN_OPTIONS_VERSION, OPTIMIST_CACHE_BYTES_DEFAULT, 5, 1000, 60000 }
 
 /*
 ** optimist_open with options (opts NULL: the defaults, as optimist_open). Returns what
-** optimist_open returns, and OPTIMIST_MISUSE for a version this library does not read or a
-** cache_bytes of 0.
+** optimist_open returns, and OPTIMIST_MISUSE for a version this library does not read, a
+** cache_bytes of 0 or a bad retry policy.
 */
 int optimist_open_ext(const char *path, const optimist_open_options *opts, optimist_store **out);
 
@@ -277,7 +292,8 @@ int optimist_client_id(optimist_store *s, char **out);
 ** Sets how transient failures (optimist_fail with transient != 0) are retried: a mutation may be
 ** sent max_attempts times in all; after each failed attempt it waits an exponential backoff with
 ** jitter, starting around base_delay_ms, doubling per attempt, capped at max_delay_ms. Applies
-** from the next failure on; not persisted (set it after each open). The default is 5 attempts,
+** from the next failure on; not persisted (set it after each open, or open with it:
+** optimist_open_options). The default is 5 attempts,
 ** 1000 ms, 60000 ms.
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, max_attempts < 1, a negative
@@ -410,10 +426,44 @@ int optimist_mutate(optimist_store *s, const optimist_batch *b, const char *dedu
 
 /*
 ** As optimist_mutate, with the failure policy given: OPTIMIST_POLICY_ROLLBACK or
-** OPTIMIST_POLICY_KEEP; any other value returns OPTIMIST_MISUSE.
+** OPTIMIST_POLICY_KEEP; any other value returns OPTIMIST_MISUSE. The same as optimist_mutate_ext
+** with those two options.
 */
 int optimist_mutate_with_policy(optimist_store *s, const optimist_batch *b,
                                 const char *dedupe_key, int policy, uint64_t *out_id);
+
+/*
+** How a mutation is made: the argument of optimist_mutate_ext.
+**
+** VERSIONING: as optimist_sync_options. Initialise with OPTIMIST_MUTATE_OPTIONS_INIT (which sets
+** version and every default), then change the members you need:
+**
+**     optimist_mutate_options o = OPTIMIST_MUTATE_OPTIONS_INIT;
+**     o.dedupe_key = "tap-7";
+**     o.policy = OPTIMIST_POLICY_KEEP;
+**
+** dedupe_key is borrowed for the call (see optimist_mutate); policy is OPTIMIST_POLICY_ROLLBACK or
+** OPTIMIST_POLICY_KEEP. Options added later are appended here, so no further optimist_mutate_*
+** variant is needed.
+*/
+typedef struct optimist_mutate_options {
+    unsigned int version;           /* OPTIMIST_MUTATE_OPTIONS_VERSION */
+    const char *dedupe_key;         /* NULL: none */
+    int policy;                     /* OPTIMIST_POLICY_ROLLBACK */
+} optimist_mutate_options;
+
+#define OPTIMIST_MUTATE_OPTIONS_VERSION 1
+#define OPTIMIST_MUTATE_OPTIONS_INIT { OPTIMIST_MUTATE_OPTIONS_VERSION, NULL, OPTIMIST_POLICY_ROLLBACK }
+
+/*
+** optimist_mutate with options (opts NULL: the defaults, as optimist_mutate with no dedupe key).
+** optimist_mutate and optimist_mutate_with_policy are this call with the options they take.
+**
+** Returns what optimist_mutate returns, and OPTIMIST_MISUSE for a version this library does not
+** read or a policy that is not one of the OPTIMIST_POLICY_* values.
+*/
+int optimist_mutate_ext(optimist_store *s, const optimist_batch *b,
+                        const optimist_mutate_options *opts, uint64_t *out_id);
 
 /*
 ** The authority accepted mutation id: the confirmed state becomes C := apply(ops, C), where ops

@@ -27,13 +27,15 @@ else()
   set(_optimist_swift_config_flags)
 endif()
 
-# Any change to Swift sources, C shims SwiftPM compiles, module maps or the manifest rebuilds.
+# Any change to Swift sources, C shims SwiftPM compiles, module maps, the header or the manifest
+# rebuilds.
 file(GLOB_RECURSE _optimist_swift_inputs CONFIGURE_DEPENDS
      "${PROJECT_SOURCE_DIR}/Sources/*.swift"
      "${PROJECT_SOURCE_DIR}/Sources/*.h"
      "${PROJECT_SOURCE_DIR}/Sources/*.c"
      "${PROJECT_SOURCE_DIR}/Sources/*.modulemap")
-list(APPEND _optimist_swift_inputs "${PROJECT_SOURCE_DIR}/Package.swift")
+# The header is compiled into the Swift code too (the COptimist module).
+list(APPEND _optimist_swift_inputs "${PROJECT_SOURCE_DIR}/Package.swift" "${PROJECT_SOURCE_DIR}/Include/optimist.h")
 
 # The linker version script of the C-ABI target keeps every symbol but optimist_* local, so the
 # statically linked Swift runtime does not leak into (or clash inside) programs that load us.

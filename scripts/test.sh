@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The one test command: installs what is missing, builds everything and runs every suite —
-# Swift tests, CTest (C tests, the libffi scenario shim, install and example tests), the same
-# C tests under sanitizers, a short run of every fuzz target (scripts/fuzz.sh), pytest over the
-# Python package, and the Swift quick start.
+# Swift tests, the DocC documentation (warnings fail it), CTest (C tests, the libffi scenario
+# shim, install and example tests), the same C tests under sanitizers, a short run of every
+# fuzz target (scripts/fuzz.sh), pytest over the Python package, and the Swift quick start.
 # Prints each suite's summary and exits non-zero if any suite fails.
 #
 #   bash scripts/test.sh            # everything
@@ -55,6 +55,8 @@ python_tests() {
     (cd /tmp && env -u OPTIMIST_LIBRARY "$venv/bin/python" -c 'import optimist; s = optimist.Store(); print("bundled library loads:", s.client_id); s.close()') || return 1
     OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$venv/bin/python" -m pytest -q Bindings/python/tests
 }
+# The Swift API's DocC catalog and doc comments (scripts/docs.sh): fails on any DocC warning.
+docs_build() { bash scripts/docs.sh "$ROOT/build/docs"; }
 swift_quickstart() { swift run --package-path examples/swift --scratch-path "$ROOT/build/swift-quickstart" habits-quickstart; }
 # The reference server (debug: its first build is several times faster than release) against
 # SQLite and a throwaway PostgreSQL; then the clients and the server end to end.
@@ -64,6 +66,7 @@ e2e_tests() {
 }
 
 run_suite swift-tests 'Test run with|Executed [0-9]+ tests' swift_tests
+run_suite docs 'docs: built' docs_build
 run_suite cmake-build 'Linking|ninja: no work|liboptimist' cmake_build
 run_suite ctest 'tests passed' ctest_run
 if [ -z "${OPTIMIST_SKIP_SANITIZERS:-}" ]; then

@@ -6,9 +6,14 @@ folders at the checkout root (``build/liboptimist.so``, ``.build/release/libopti
 The first that exists is copied to ``optimist/_lib/liboptimist.so`` in the built package, and
 the wheel is then tagged for this platform (it holds native code). When none exists, the
 package is pure Python and finds the library at import time (see ``optimist/_loader.py``).
+
+The package's version is the library's: ``OPTIMIST_VERSION`` in ``Include/optimist.h`` at the
+checkout root (or, building from an sdist, the version its PKG-INFO recorded). It is written
+into the built package as ``optimist/_version.py``.
 """
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -41,11 +46,32 @@ def find_built_library():
 LIBRARY = find_built_library()
 
 
+def read_version():
+    """OPTIMIST_VERSION of the header, else the version an sdist's PKG-INFO holds."""
+    header = ROOT / "Include" / "optimist.h"
+    if header.is_file():
+        m = re.search(r'^#define OPTIMIST_VERSION\s+"([0-9]+\.[0-9]+\.[0-9]+)"', header.read_text(), re.M)
+        if not m:
+            raise SystemExit(f"{header}: no #define OPTIMIST_VERSION \"X.Y.Z\"")
+        return m.group(1)
+    info = HERE / "PKG-INFO"
+    if info.is_file():
+        m = re.search(r"^Version:\s*(\S+)", info.read_text(), re.M)
+        if m:
+            return m.group(1)
+    raise SystemExit(f"no {header} (and no PKG-INFO): cannot tell the package's version")
+
+
+VERSION = read_version()
+
+
 class BuildPyBundlingLibrary(build_py):
     """``build_py`` that also copies the found library into ``optimist/_lib/``."""
 
     def run(self):
         super().run()
+        (Path(self.build_lib) / "optimist" / "_version.py").write_text(
+            f'"""Written by setup.py from Include/optimist.h."""\n__version__ = "{VERSION}"\n')
         dest = Path(self.build_lib) / "optimist" / "_lib"
         if dest.exists():
             shutil.rmtree(dest)  # never ship a copy left over from an earlier build
@@ -64,4 +90,4 @@ class MaybeBinaryDistribution(Distribution):
         return LIBRARY is not None
 
 
-setup(cmdclass={"build_py": BuildPyBundlingLibrary}, distclass=MaybeBinaryDistribution)
+setup(version=VERSION, cmdclass={"build_py": BuildPyBundlingLibrary}, distclass=MaybeBinaryDistribution)

@@ -94,7 +94,7 @@ extension Store {
     }
 
     /// A view's value that updates itself; `collection` and `prefix` are the view's own (as
-    /// given to ``defineView(_:collection:prefix:kind:)``).
+    /// given to ``/OptimistCore/Store/defineView(_:collection:prefix:kind:)``).
     public func liveView(_ name: String, collection: Key, prefix: Key = "") throws(OptimistError) -> LiveView {
         try LiveView(store: self, name: name, collection: collection, prefix: prefix)
     }

@@ -5,16 +5,17 @@ import Synchronization
 /// the caller's actor (the main actor of a UI) and the cooperative thread pool stay free while
 /// the disk or the server is waited for.
 extension Store {
-    /// Returns once everything that happened before the call is durable, like ``flush()``,
-    /// without blocking the calling thread.
+    /// Returns once everything that happened before the call is durable, like
+    /// ``/OptimistCore/Store/flush()``, without blocking the calling thread.
     public func flushAsync() async throws(OptimistError) {
         try await onOwnThread { () throws(OptimistError) in try self.flush() }
     }
 
-    /// Waits until the sync has nothing pending or inflight (failed mutations excepted) and a
-    /// pull has completed after the last push, like ``waitForSyncIdle(timeoutMs:)``, without
-    /// blocking the calling thread. False when `timeout` passes first, or when the task is
-    /// cancelled (noticed within 50 ms).
+    /// Waits until the sync has nothing pending or inflight (failed mutations excepted) and a pull
+    /// has completed after the last push, like
+    /// ``/OptimistSync/OptimistCore/Store/waitForSyncIdle(timeoutMs:)``, without blocking the
+    /// calling thread. False when `timeout` passes first, or when the task is cancelled (noticed
+    /// within 50 ms).
     ///
     /// - Throws: `.misuse` when no sync runs.
     public func waitForSyncIdle(timeout: Duration) async throws(OptimistError) -> Bool {

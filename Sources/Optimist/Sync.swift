@@ -4,8 +4,9 @@ import OptimistThreads
 
 extension Store {
     /// Starts the store's sync: it pushes the outbox and pulls the server's changes by itself,
-    /// on a thread the library owns, until ``stopSync()`` or ``close()``. Without
-    /// `options.transport`, requests go over HTTP to `options.url` through the system libcurl.
+    /// on a thread the library owns, until ``/OptimistSync/OptimistCore/Store/stopSync()`` or
+    /// ``/OptimistCore/Store/close()``. Without `options.transport`, requests go over HTTP to
+    /// `options.url` through the system libcurl.
     ///
     /// - Throws: `.misuse` when a sync already runs or an option is bad.
     public func startSync(_ options: SyncOptions) throws(OptimistError) {

@@ -1,9 +1,10 @@
 /// A count or sum the store keeps up to date over a collection's records (a view of
-/// ``Store/defineView(_:collection:prefix:kind:)``, defined through a ``TypedCollection``).
+/// ``/OptimistCore/Store/defineView(_:collection:prefix:kind:)``, defined through a
+/// ``TypedCollection``).
 public struct CollectionView: Sendable {
     /// The store the view lives in.
     public let store: Store
-    /// The view's name, as ``Store/viewValue(_:)`` knows it.
+    /// The view's name, as ``/OptimistCore/Store/viewValue(_:)-(String)`` knows it.
     public let name: String
     /// The collection and key prefix it covers.
     public let collection: Key

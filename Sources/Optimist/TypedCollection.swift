@@ -1,12 +1,12 @@
 /// A collection whose records are an app's own `Codable` type: what
-/// ``Store/collection(_:of:)`` returns.
+/// ``OptimistCore/Store/collection(_:of:)`` returns.
 ///
-/// A handle only: it holds the store and the collection's name, costs nothing to make, and
-/// every call goes to the store as the untyped API would (the same mutations, statuses,
-/// views and changes; a record written here reads back through ``Store/get(_:_:)`` and the
-/// other hosts). Values are encoded with ``RecordEncoder`` and decoded with
-/// ``RecordDecoder``; a record that does not decode is a ``CollectionError/coding(_:)`` naming
-/// the collection, key and field.
+/// A handle only: it holds the store and the collection's name, costs nothing to make, and every
+/// call goes to the store as the untyped API would (the same mutations, statuses, views and
+/// changes; a record written here reads back through ``/OptimistCore/Store/get(_:_:)`` and the
+/// other hosts). Values are encoded with ``/OptimistCore/RecordEncoder`` and decoded with
+/// ``/OptimistCore/RecordDecoder``; a record that does not decode is a
+/// ``CollectionError/coding(_:)`` naming the collection, key and field.
 public struct TypedCollection<Value: Codable & Sendable>: Sendable {
     /// The store the records live in.
     public let store: Store
@@ -121,7 +121,7 @@ public struct TypedCollection<Value: Codable & Sendable>: Sendable {
     }
 
     /// The put op for `value`, to send together with other ops in one atomic
-    /// ``Store/mutate(_:dedupeKey:policy:)``.
+    /// ``/OptimistCore/Store/mutate(_:dedupeKey:policy:)``.
     public func putOp(_ value: Value, at key: Key) throws(CollectionError) -> Op {
         .put(collection: name, key: key, value: try encode(value, key))
     }

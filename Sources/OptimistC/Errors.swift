@@ -3,24 +3,12 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import COptimist
 import Optimist
 
-// Result codes, the per-thread last-error message, and the helpers every entry point uses to
-// turn a thrown `OptimistError` into a code without letting anything cross the C boundary.
-
-/// The result codes of `Include/optimist.h` (`OPTIMIST_OK` …), fixed by the contract.
-enum RC {
-    static let ok: Int32 = 0
-    static let error: Int32 = 1
-    static let misuse: Int32 = 2
-    static let notFound: Int32 = 3
-    static let state: Int32 = 4
-    static let invalid: Int32 = 5
-    static let duplicate: Int32 = 6
-    static let io: Int32 = 7
-    static let corrupt: Int32 = 8
-    static let busy: Int32 = 9
-}
+// The per-thread last-error message, and the helpers every entry point uses to turn a thrown
+// `OptimistError` into a result code without letting anything cross the C boundary. The codes
+// themselves (OPTIMIST_OK ...) come from Include/optimist.h through the COptimist module.
 
 /// The thread-specific slot holding this thread's last error message (a malloc'd C string).
 /// Its destructor frees the message when the thread exits, so threads that fail once and end
@@ -65,7 +53,7 @@ func fail(_ code: Int32, _ message: String) -> Int32 {
 func guarded(_ body: () throws(OptimistError) -> Void) -> Int32 {
     do {
         try body()
-        return RC.ok
+        return OPTIMIST_OK
     } catch {
         return fail(error)
     }
@@ -75,16 +63,16 @@ func guarded(_ body: () throws(OptimistError) -> Void) -> Int32 {
 public func optimist_errstr(_ rc: Int32) -> UnsafePointer<CChar> {
     let text: StaticString
     switch rc {
-    case RC.ok: text = "not an error"
-    case RC.error: text = "internal error"
-    case RC.misuse: text = "misuse: NULL or closed handle, or bad argument"
-    case RC.notFound: text = "not found"
-    case RC.state: text = "the mutation is not in a state that allows this"
-    case RC.invalid: text = "invalid: malformed JSON or UTF-8, not an object, or an op that cannot apply"
-    case RC.duplicate: text = "duplicate: a not-yet-ended mutation holds this dedupe key"
-    case RC.io: text = "I/O error"
-    case RC.corrupt: text = "not an optimist store, or damaged"
-    case RC.busy: text = "busy: the store file is held by another process"
+    case OPTIMIST_OK: text = "not an error"
+    case OPTIMIST_ERROR: text = "internal error"
+    case OPTIMIST_MISUSE: text = "misuse: NULL or closed handle, or bad argument"
+    case OPTIMIST_NOTFOUND: text = "not found"
+    case OPTIMIST_STATE: text = "the mutation is not in a state that allows this"
+    case OPTIMIST_INVALID: text = "invalid: malformed JSON or UTF-8, not an object, or an op that cannot apply"
+    case OPTIMIST_DUPLICATE: text = "duplicate: a not-yet-ended mutation holds this dedupe key"
+    case OPTIMIST_IO: text = "I/O error"
+    case OPTIMIST_CORRUPT: text = "not an optimist store, or damaged"
+    case OPTIMIST_BUSY: text = "busy: the store file is held by another process"
     default: text = "unknown result code"
     }
     return cString(text)
@@ -103,9 +91,13 @@ public func optimist_free(_ p: UnsafeMutableRawPointer?) {
     free(p)
 }
 
+/// OPTIMIST_VERSION of the header this library was built from, as a C string that lives as long
+/// as the process (made once; the header is the one place the version is written).
+nonisolated(unsafe) private let versionCString: UnsafePointer<CChar> = UnsafePointer(strdup(OPTIMIST_VERSION)!)
+
 @_cdecl("optimist_version")
 public func optimist_version() -> UnsafePointer<CChar> {
-    cString("1.0.0")
+    versionCString
 }
 
 /// A C string with static lifetime: Swift emits string literals NUL-terminated in the binary's

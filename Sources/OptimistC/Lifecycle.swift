@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import COptimist
 import Optimist
 
 // Opening, flushing and closing stores; the client id; the retry policy.
@@ -17,36 +18,28 @@ public func optimist_open(_ path: UnsafePointer<CChar>?, _ outStore: UnsafeMutab
     }
 }
 
-// `optimist_open_options` is declared in Include/optimist.h and read here by its LP64 layout,
-// versioned as `optimist_sync_options` (see Sync.swift):
-//
-//     struct optimist_open_options {   offset
-//         unsigned int version;            0
-//         size_t cache_bytes;              8
-//     };
-private enum OpenOptionsLayout {
-    static let version = 0
-    static let cacheBytes = 8
-    static let knownVersions: ClosedRange<UInt32> = 1...1
-}
-
 @_cdecl("optimist_open_ext")
-public func optimist_open_ext(_ path: UnsafePointer<CChar>?, _ opts: UnsafeRawPointer?,
+public func optimist_open_ext(_ path: UnsafePointer<CChar>?, _ opts: UnsafePointer<optimist_open_options>?,
                               _ outStore: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guarded { () throws(OptimistError) in
         let out = try out(outStore, "out")
         let p = try optionalText(path, "path")
         var cacheBytes = defaultCacheBytes
+        var retryPolicy = RetryPolicy()
         if let opts {
-            let version = opts.load(fromByteOffset: OpenOptionsLayout.version, as: UInt32.self)
-            guard OpenOptionsLayout.knownVersions.contains(version) else {
-                throw .misuse("optimist_open_options.version is \(version); this library reads version 1 (OPTIMIST_OPEN_OPTIONS_VERSION): initialise the struct with OPTIMIST_OPEN_OPTIONS_INIT")
-            }
-            let bytes = opts.load(fromByteOffset: OpenOptionsLayout.cacheBytes, as: UInt.self)
+            typealias O = optimist_open_options
+            let raw = UnsafeRawPointer(opts)
+            let version = try optionsVersion(raw, struct: "optimist_open_options", newest: OPTIMIST_OPEN_OPTIONS_VERSION,
+                                             initMacro: "OPTIMIST_OPEN_OPTIONS_INIT")
+            let bytes = UInt(bitPattern: member(raw, \O.cache_bytes))
             guard bytes > 0 else { throw .misuse("optimist_open_options.cache_bytes must be positive (the default is OPTIMIST_CACHE_BYTES_DEFAULT)") }
             cacheBytes = bytes > UInt(maximumCacheBytes) ? maximumCacheBytes : Int(bytes)
+            if version >= 2 {
+                retryPolicy = try checkedRetryPolicy(member(raw, \O.max_attempts), member(raw, \O.base_delay_ms),
+                                                     member(raw, \O.max_delay_ms))
+            }
         }
-        let s = try Store.open(path: p, cacheBytes: cacheBytes)
+        let s = try Store.open(path: p, retryPolicy: retryPolicy, cacheBytes: cacheBytes)
         out.pointee = makeStoreHandle(s)
     }
 }
@@ -55,7 +48,7 @@ public func optimist_open_ext(_ path: UnsafePointer<CChar>?, _ opts: UnsafeRawPo
 /// so closing again returns OK and any other call returns MISUSE.
 @_cdecl("optimist_close")
 public func optimist_close(_ handle: OpaquePointer?) -> Int32 {
-    guard handle != nil else { return RC.ok }
+    guard handle != nil else { return OPTIMIST_OK }
     return guarded { () throws(OptimistError) in
         // Closed even when the final flush fails; the result code tells the caller.
         try anyStore(handle).close()
@@ -80,9 +73,16 @@ public func optimist_client_id(_ handle: OpaquePointer?, _ outID: UnsafeMutableP
 public func optimist_set_retry_policy(_ handle: OpaquePointer?, _ maxAttempts: Int32, _ baseDelayMs: Int64, _ maxDelayMs: Int64) -> Int32 {
     guarded { () throws(OptimistError) in
         let s = try store(handle)
-        guard maxAttempts >= 1 else { throw .misuse("max_attempts must be at least 1") }
-        guard baseDelayMs >= 0, maxDelayMs >= 0 else { throw .misuse("delays must not be negative") }
+        let policy = try checkedRetryPolicy(maxAttempts, baseDelayMs, maxDelayMs)
         guard !s.isClosed else { throw .misuse("the store is closed") }
-        s.retryPolicy = RetryPolicy(maxAttempts: Int(maxAttempts), baseDelayMs: baseDelayMs, maxDelayMs: maxDelayMs)
+        s.retryPolicy = policy
     }
+}
+
+/// A retry policy from C: at least one attempt, no negative delay.
+private func checkedRetryPolicy(_ maxAttempts: Int32, _ baseDelayMs: Int64, _ maxDelayMs: Int64)
+    throws(OptimistError) -> RetryPolicy {
+    guard maxAttempts >= 1 else { throw .misuse("max_attempts must be at least 1") }
+    guard baseDelayMs >= 0, maxDelayMs >= 0 else { throw .misuse("delays must not be negative") }
+    return RetryPolicy(maxAttempts: Int(maxAttempts), baseDelayMs: baseDelayMs, maxDelayMs: maxDelayMs)
 }

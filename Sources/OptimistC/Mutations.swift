@@ -1,32 +1,54 @@
+import COptimist
 import Optimist
 
 // mutate, commit, rollback, server_apply.
 
+// optimist_mutate and optimist_mutate_with_policy are optimist_mutate_ext with the options
+// they take: all three end in mutate(...) below.
+
 @_cdecl("optimist_mutate")
 public func optimist_mutate(_ handle: OpaquePointer?, _ b: OpaquePointer?, _ dedupe: UnsafePointer<CChar>?,
                             _ outID: UnsafeMutablePointer<UInt64>?) -> Int32 {
-    mutate(handle, b, dedupe, .rollback, outID)
+    mutate(handle, b, dedupe, OPTIMIST_POLICY_ROLLBACK, outID)
 }
 
 @_cdecl("optimist_mutate_with_policy")
 public func optimist_mutate_with_policy(_ handle: OpaquePointer?, _ b: OpaquePointer?, _ dedupe: UnsafePointer<CChar>?,
                                         _ policy: Int32, _ outID: UnsafeMutablePointer<UInt64>?) -> Int32 {
-    guard let p = FailurePolicy(rawValue: policy) else {
-        return fail(RC.misuse, "policy must be OPTIMIST_POLICY_ROLLBACK (0) or OPTIMIST_POLICY_KEEP (1), not \(policy)")
+    mutate(handle, b, dedupe, policy, outID)
+}
+
+@_cdecl("optimist_mutate_ext")
+public func optimist_mutate_ext(_ handle: OpaquePointer?, _ b: OpaquePointer?, _ opts: UnsafePointer<optimist_mutate_options>?,
+                                _ outID: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    guard let opts else { return mutate(handle, b, nil, OPTIMIST_POLICY_ROLLBACK, outID) }
+    typealias O = optimist_mutate_options
+    let raw = UnsafeRawPointer(opts)
+    do {
+        _ = try optionsVersion(raw, struct: "optimist_mutate_options", newest: OPTIMIST_MUTATE_OPTIONS_VERSION,
+                               initMacro: "OPTIMIST_MUTATE_OPTIONS_INIT")
+    } catch {
+        return fail(error)
     }
-    return mutate(handle, b, dedupe, p, outID)
+    return mutate(handle, b, member(raw, \O.dedupe_key), member(raw, \O.policy), outID)
 }
 
 /// `outID` may be NULL (the caller does not need the id). On DUPLICATE it receives the id of
 /// the mutation that holds the dedupe key.
 private func mutate(_ handle: OpaquePointer?, _ b: OpaquePointer?, _ dedupe: UnsafePointer<CChar>?,
-                    _ policy: FailurePolicy, _ outID: UnsafeMutablePointer<UInt64>?) -> Int32 {
-    guarded { () throws(OptimistError) in
+                    _ policy: Int32, _ outID: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    let p: FailurePolicy
+    switch policy {
+    case OPTIMIST_POLICY_ROLLBACK: p = .rollback
+    case OPTIMIST_POLICY_KEEP: p = .keep
+    default: return fail(OPTIMIST_MISUSE, "policy must be OPTIMIST_POLICY_ROLLBACK (0) or OPTIMIST_POLICY_KEEP (1), not \(policy)")
+    }
+    return guarded { () throws(OptimistError) in
         let s = try store(handle)
         let ops = try ops(b, "batch")
         let d = try optionalText(dedupe, "dedupe_key")
         do throws(OptimistError) {
-            let id = try s.mutate(ops, dedupeKey: d, policy: policy)
+            let id = try s.mutate(ops, dedupeKey: d, policy: p)
             outID?.pointee = id
         } catch {
             if case .duplicate(let existing) = error { outID?.pointee = existing }

@@ -1,38 +1,25 @@
+import COptimist
 import Optimist
 
 // Records given as typed fields (optimist_field, optimist.h) instead of JSON text: the app
 // fills an array of structs, so it formats no JSON (and cannot get its escaping wrong), and
 // the library parses none.
 
-/// `optimist_field` as C lays it out on 64-bit platforms: two pointers, a double, an int
-/// (32 bytes). Tests/C checks the header's struct against these offsets.
-struct CField {
-    var name: UnsafePointer<CChar>?
-    var text: UnsafePointer<CChar>?
-    var number: Double
-    var type: Int32
-}
-
-/// The values of `optimist_field.type`.
-enum FieldType {
-    static let null: Int32 = 0, bool: Int32 = 1, number: Int32 = 2, text: Int32 = 3
-}
-
 /// A flat record from `count` fields; a repeated name: the last one wins, as in JSON.
-func record(fields: UnsafeRawPointer?, count: Int) throws(OptimistError) -> Record {
+func record(fields: UnsafePointer<optimist_field>?, count: Int) throws(OptimistError) -> Record {
     guard count >= 0 else { throw .misuse("count is too large") }
     guard count == 0 || fields != nil else { throw .misuse("fields is NULL") }
     var r = count <= 12 ? emptyRecordWithRoom : Record(minimumCapacity: count)
     for i in 0..<count {
-        let f = fields!.load(fromByteOffset: i * MemoryLayout<CField>.stride, as: CField.self)
+        let f = fields![i]
         let field = try key(f.name, "a field's name")
         switch f.type {
-        case FieldType.null: r[field] = .null
-        case FieldType.bool: r[field] = .bool(f.number != 0)
-        case FieldType.number:
+        case OPTIMIST_FIELD_NULL: r[field] = .null
+        case OPTIMIST_FIELD_BOOL: r[field] = .bool(f.number != 0)
+        case OPTIMIST_FIELD_NUMBER:
             guard f.number.isFinite else { throw .invalid("field \(field): the number is NaN or infinite") }
             r[field] = .number(f.number)
-        case FieldType.text: r[field] = .string(try text(f.text, "a text field's text"))
+        case OPTIMIST_FIELD_TEXT: r[field] = .string(try text(f.text, "a text field's text"))
         default: throw .misuse("field \(field): unknown type \(f.type)")
         }
     }
@@ -41,7 +28,7 @@ func record(fields: UnsafeRawPointer?, count: Int) throws(OptimistError) -> Reco
 
 @_cdecl("optimist_batch_put_fields")
 public func optimist_batch_put_fields(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
-                                      _ fields: UnsafeRawPointer?, _ count: Int) -> Int32 {
+                                      _ fields: UnsafePointer<optimist_field>?, _ count: Int) -> Int32 {
     appendOp(b) { () throws(OptimistError) in
         .put(collection: try key(coll, "coll"), key: try key(k, "key"), value: try record(fields: fields, count: count))
     }
@@ -49,7 +36,7 @@ public func optimist_batch_put_fields(_ b: OpaquePointer?, _ coll: UnsafePointer
 
 @_cdecl("optimist_batch_patch_fields")
 public func optimist_batch_patch_fields(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
-                                        _ fields: UnsafeRawPointer?, _ count: Int) -> Int32 {
+                                        _ fields: UnsafePointer<optimist_field>?, _ count: Int) -> Int32 {
     appendOp(b) { () throws(OptimistError) in
         .patch(collection: try key(coll, "coll"), key: try key(k, "key"), value: try record(fields: fields, count: count))
     }

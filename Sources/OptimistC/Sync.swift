@@ -3,70 +3,16 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import COptimist
 import Optimist
 import Synchronization
 
 // The background sync: optimist_sync_* over `Store.startSync` and its controls, a host's C
 // transport wrapped as a `SyncTransport`, and the C status listener.
 //
-// `optimist_sync_options` is declared in Include/optimist.h; as for `optimist_change` (see
-// Subscriptions.swift) this target has no C module to import it from, so it is read from raw
-// memory with the C layout written out below. The struct is versioned the libgit2 way: its
-// first member is the version the caller was compiled against, and each version only ever
-// appends members, so the library reads exactly the members that version has. Version 1 is
-// the only one there is:
-//
-//     struct optimist_sync_options {      offset (LP64)
-//         unsigned int version;                 0
-//         const char *url;                      8
-//         const char *const *headers;          16
-//         int64_t pull_interval_ms;            24
-//         uint32_t max_batch;                  32
-//         int64_t timeout_ms;                  40
-//         int64_t backoff_base_ms;             48
-//         int64_t backoff_max_ms;              56
-//         optimist_transport transport;        64
-//         void *transport_ctx;                 72
-//         optimist_sync_listener on_status;    80
-//         void *status_ctx;                    88
-//     };                                  size 96
-//
-// Tests/C/sync_callback.c checks these offsets with offsetof/sizeof.
-enum SyncOptionsLayout {
-    static let pointer = MemoryLayout<UnsafeRawPointer>.size
-    static let int64 = MemoryLayout<Int64>.alignment
-    static let version = 0
-    static let url = align(4, pointer)
-    static let headers = url + pointer
-    static let pullIntervalMs = align(headers + pointer, int64)
-    static let maxBatch = pullIntervalMs + 8
-    static let timeoutMs = align(maxBatch + 4, int64)
-    static let backoffBaseMs = timeoutMs + 8
-    static let backoffMaxMs = backoffBaseMs + 8
-    static let transport = align(backoffMaxMs + 8, pointer)
-    static let transportContext = transport + pointer
-    static let onStatus = transportContext + pointer
-    static let statusContext = onStatus + pointer
-
-    /// The versions this library reads (`OPTIMIST_SYNC_OPTIONS_VERSION` and older).
-    static let knownVersions: ClosedRange<UInt32> = 1...1
-
-    private static func align(_ offset: Int, _ alignment: Int) -> Int {
-        (offset + alignment - 1) / alignment * alignment
-    }
-}
-
-/// `int (*)(void *ctx, const char *endpoint, const char *url, const char *body,
-///          const char *const *headers, int64_t timeout_ms,
-///          int *out_status, const char **out_body, int64_t *out_retry_after_ms)`
-public typealias CTransport = @convention(c) (
-    UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
-    UnsafePointer<UnsafePointer<CChar>?>?, Int64,
-    UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<UnsafePointer<CChar>?>?, UnsafeMutablePointer<Int64>?
-) -> Int32
-
-/// `void (*)(void *ctx, const char *status_json)`
-public typealias CSyncListener = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?) -> Void
+// `optimist_sync_options` and the callback types are Include/optimist.h's own, imported
+// through the COptimist module; the struct is read as every versioned options struct is (see
+// Options.swift).
 
 /// The longest `Retry-After` a host transport may ask for: a day (as the built-in transport).
 private let maxRetryAfterMs: Int64 = 86_400_000
@@ -80,7 +26,7 @@ private let maxPullIntervalMs: Int64 = 365 * 86_400_000
 /// it back, on the sync's thread, so its thread-safety is the host's contract (the header says
 /// so); hence `@unchecked Sendable`.
 struct HostTransport: SyncTransport, @unchecked Sendable {
-    let fn: CTransport
+    let fn: optimist_transport
     let context: UnsafeMutableRawPointer?
 
     /// Builds the C header array ("Name: value" strings, NULL-terminated, valid for the call),
@@ -124,9 +70,9 @@ struct HostTransport: SyncTransport, @unchecked Sendable {
 /// A C status listener, called on the sync's thread with the status as JSON (valid during the
 /// call only).
 private final class SyncListenerBox: @unchecked Sendable {
-    let fn: CSyncListener
+    let fn: optimist_sync_listener
     let context: UnsafeMutableRawPointer?
-    init(fn: @escaping CSyncListener, context: UnsafeMutableRawPointer?) {
+    init(fn: @escaping optimist_sync_listener, context: UnsafeMutableRawPointer?) {
         self.fn = fn
         self.context = context
     }
@@ -159,37 +105,33 @@ func syncHeaders(_ array: UnsafePointer<UnsafePointer<CChar>?>?) throws(Optimist
 
 /// The options a C caller gave, as `SyncOptions`, and its status listener if any.
 private func syncOptions(_ p: UnsafeRawPointer) throws(OptimistError) -> (SyncOptions, SyncListenerBox?) {
-    typealias L = SyncOptionsLayout
-    let version = p.load(fromByteOffset: L.version, as: UInt32.self)
-    guard L.knownVersions.contains(version) else {
-        throw .misuse("optimist_sync_options.version is \(version); this library reads version 1 (OPTIMIST_SYNC_OPTIONS_VERSION): initialise the struct with OPTIMIST_SYNC_OPTIONS_INIT")
+    typealias O = optimist_sync_options
+    _ = try optionsVersion(p, struct: "optimist_sync_options", newest: OPTIMIST_SYNC_OPTIONS_VERSION,
+                           initMacro: "OPTIMIST_SYNC_OPTIONS_INIT")
+    let url = try optionalText(member(p, \O.url), "url")
+    let headers = try syncHeaders(member(p, \O.headers))
+    let transport = member(p, \O.transport).map {
+        HostTransport(fn: $0, context: member(p, \O.transport_ctx))
     }
-    let url = try optionalText(p.load(fromByteOffset: L.url, as: UnsafePointer<CChar>?.self), "url")
-    let headers = try syncHeaders(p.load(fromByteOffset: L.headers, as: UnsafePointer<UnsafePointer<CChar>?>?.self))
-    let transport = p.load(fromByteOffset: L.transport, as: UnsafeRawPointer?.self).map {
-        HostTransport(fn: unsafeBitCast($0, to: CTransport.self),
-                      context: p.load(fromByteOffset: L.transportContext, as: UnsafeMutableRawPointer?.self))
-    }
-    let listener = p.load(fromByteOffset: L.onStatus, as: UnsafeRawPointer?.self).map {
-        SyncListenerBox(fn: unsafeBitCast($0, to: CSyncListener.self),
-                        context: p.load(fromByteOffset: L.statusContext, as: UnsafeMutableRawPointer?.self))
+    let listener = member(p, \O.on_status).map {
+        SyncListenerBox(fn: $0, context: member(p, \O.status_ctx))
     }
     let options = SyncOptions(
         url: url, transport: transport, headers: headers,
-        pullIntervalMs: p.load(fromByteOffset: L.pullIntervalMs, as: Int64.self),
-        maxBatch: Int(p.load(fromByteOffset: L.maxBatch, as: UInt32.self)),
-        timeoutMs: p.load(fromByteOffset: L.timeoutMs, as: Int64.self),
-        backoffBaseMs: p.load(fromByteOffset: L.backoffBaseMs, as: Int64.self),
-        backoffMaxMs: p.load(fromByteOffset: L.backoffMaxMs, as: Int64.self))
+        pullIntervalMs: member(p, \O.pull_interval_ms),
+        maxBatch: Int(member(p, \O.max_batch)),
+        timeoutMs: member(p, \O.timeout_ms),
+        backoffBaseMs: member(p, \O.backoff_base_ms),
+        backoffMaxMs: member(p, \O.backoff_max_ms))
     return (options, listener)
 }
 
 @_cdecl("optimist_sync_start")
-public func optimist_sync_start(_ handle: OpaquePointer?, _ opts: UnsafeRawPointer?) -> Int32 {
+public func optimist_sync_start(_ handle: OpaquePointer?, _ opts: UnsafePointer<optimist_sync_options>?) -> Int32 {
     guarded { () throws(OptimistError) in
         let s = try store(handle)
         guard let opts else { throw .misuse("opts is NULL (use OPTIMIST_SYNC_OPTIONS_INIT)") }
-        var (options, listener) = try syncOptions(opts)
+        var (options, listener) = try syncOptions(UnsafeRawPointer(opts))
         if let listener { options.onStatus = { listener.deliver($0) } }
         try s.startSync(options)
     }

@@ -1,6 +1,7 @@
+import COptimist
 /// The help texts: what a newcomer needs to use the tool without the library's docs.
 enum Help {
-    static let version = "optimist 1.0.0 (store layouts 1 to \(StoreReader.knownVersion))"
+    static let version = "optimist \(OPTIMIST_VERSION) (store layouts 1 to \(StoreReader.knownVersion))"
 
     static let overview = """
     optimist - look inside an Optimist store file

@@ -77,11 +77,7 @@ package func startThread(_ body: @escaping () -> Void) -> pthread_t? {
         Unmanaged<Box>.fromOpaque(context).release()
         return nil
     }
-    #if canImport(Glibc)
     return thread
-    #else
-    return thread
-    #endif
 }
 
 /// Milliseconds on the monotonic clock (not wall time: it never jumps back), for timeouts and

@@ -52,6 +52,15 @@ int main(void) {
         fprintf(stderr, "OPTIMIST_SYNC_OPTIONS_INIT has the wrong defaults\n");
         return 1;
     }
+    /* The open and mutate options' INIT macros are valid C11 initialisers with every default. */
+    optimist_open_options oo = OPTIMIST_OPEN_OPTIONS_INIT;
+    optimist_mutate_options mo = OPTIMIST_MUTATE_OPTIONS_INIT;
+    if (oo.version != OPTIMIST_OPEN_OPTIONS_VERSION || oo.cache_bytes != OPTIMIST_CACHE_BYTES_DEFAULT ||
+        oo.max_attempts != 5 || mo.version != OPTIMIST_MUTATE_OPTIONS_VERSION || mo.dedupe_key != NULL ||
+        mo.policy != OPTIMIST_POLICY_ROLLBACK) {
+        fprintf(stderr, "OPTIMIST_OPEN_OPTIONS_INIT or OPTIMIST_MUTATE_OPTIONS_INIT has the wrong defaults\n");
+        return 1;
+    }
     const char *loaded = optimist_version();
     if (strcmp(loaded, OPTIMIST_VERSION) != 0) {
         fprintf(stderr, "header %s, library %s\n", OPTIMIST_VERSION, loaded);

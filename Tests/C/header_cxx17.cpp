@@ -27,6 +27,9 @@ int main() {
                      const char **, int64_t *) { return 1; };
     o.on_status = [](void *, const char *) {};
     if (o.max_batch != 100 || o.version != OPTIMIST_SYNC_OPTIONS_VERSION) return 1;
+    optimist_open_options oo = OPTIMIST_OPEN_OPTIONS_INIT;
+    optimist_mutate_options mo = OPTIMIST_MUTATE_OPTIONS_INIT;
+    if (oo.max_delay_ms != 60000 || mo.policy != OPTIMIST_POLICY_ROLLBACK) return 1;
     optimist_store *s = nullptr;
     if (optimist_open(nullptr, &s) != OPTIMIST_OK) return 1;
     char *json = nullptr;

@@ -4,6 +4,8 @@
  */
 #include "fixtures.h"
 
+#include <math.h>
+
 /* Bytes that are not UTF-8: a lone continuation byte and a truncated sequence. */
 static const char bad_utf8_key[] = {'k', (char)0x80, 0};
 static const char truncated_utf8[] = {'a', (char)0xE2, (char)0x82, 0};
@@ -108,9 +110,40 @@ static void non_numeric_incr(optimist_store *s) {
     optimist_batch_free(b);
 }
 
+/* Numbers that are no JSON number, a surrogate code point, and nesting deeper than the parser
+ * allows (rejected, not a stack overflow). */
+static void bad_values(void) {
+    optimist_batch *b = NULL;
+    CHECK_OK(optimist_batch_new(&b));
+    CHECK_FAILS(optimist_batch_patch(b, "c", "k", "{\"a\":1e999}"), OPTIMIST_INVALID);
+    CHECK_FAILS(optimist_batch_incr(b, "c", "k", "\xed\xa0\x80", 1), OPTIMIST_INVALID);
+    CHECK_FAILS(optimist_batch_incr(b, "c", "k", "n", NAN), OPTIMIST_INVALID);
+    CHECK_FAILS(optimist_batch_incr(b, "c", "k", "n", INFINITY), OPTIMIST_INVALID);
+    size_t depth = 100000;
+    char *deep = malloc(2 * depth + 8);
+    CHECK(deep != NULL);
+    if (deep != NULL) {
+        size_t n = 0;
+        memcpy(deep, "{\"a\":", 5);
+        n = 5;
+        for (size_t i = 0; i < depth; i++) deep[n++] = '[';
+        deep[n] = 0;
+        CHECK_FAILS(optimist_batch_put(b, "c", "k", deep), OPTIMIST_INVALID);
+        free(deep);
+    }
+    /* None of them added an op: the batch is still empty, and an empty batch is no mutation. */
+    optimist_store *s = open_memory();
+    uint64_t id = 0;
+    CHECK_FAILS(optimist_mutate(s, b, NULL, &id), OPTIMIST_MISUSE);
+    CHECK(strstr(optimist_last_error(), "at least one op") != NULL);
+    CHECK_OK(optimist_close(s));
+    optimist_batch_free(b);
+}
+
 int main(void) {
     optimist_store *s = open_memory();
     bad_json();
+    bad_values();
     bad_utf8_names(s);
     bad_utf8_elsewhere(s);
     bad_utf8_filters(s);

@@ -57,8 +57,10 @@ static void one_shot(void *arg, const optimist_change *changes, size_t n) {
 
 int main(void) {
     optimist_store *s = open_memory();
-    listener_ctx ticks = {s, 0, 0, 0}, once = {s, 0, 0, 0};
+    listener_ctx ticks = {s, 0, 0, 0}, once = {s, 0, 0, 0}, elsewhere = {s, 0, 0, 0};
     CHECK_OK(optimist_subscribe(s, "habits", NULL, count_ticks, &ticks, &ticks.sub));
+    /* Filtered to keys under "x" of habits: none of the changes below is for it. */
+    CHECK_OK(optimist_subscribe(s, "habits", "x", one_shot, &elsewhere, &elsewhere.sub));
     CHECK_OK(optimist_subscribe(s, "misc", NULL, one_shot, &once, &once.sub));
 
     uint64_t h1 = mutate_put(s, "habits", "h1", "{\"done\":true}");
@@ -76,6 +78,7 @@ int main(void) {
     /* A rollback reaches the listener too; it reads the restored (absent) record. */
     CHECK_OK(optimist_rollback(s, h1, "offline"));
     CHECK(ticks.calls == 3 && ticks.mismatches == 0);
+    CHECK(elsewhere.calls == 0);
     CHECK_RC(optimist_get(s, "habits", "h1", NULL), OPTIMIST_MISUSE);
 
     uint64_t count = 99;

@@ -36,6 +36,7 @@ C_TO_CTYPES = {
     # The sync options are passed with byref(); a header array is (c_char_p * (n + 1)) or None.
     "const optimist_sync_options *": ctypes.c_void_p,
     "const optimist_open_options *": ctypes.c_void_p,
+    "const optimist_mutate_options *": ctypes.c_void_p,
     "const char *const *": ctypes.POINTER(ctypes.c_char_p),
 }
 
@@ -101,6 +102,8 @@ def test_same_constants_as_the_header():
     for value, status in _ffi.RECORD_STATUSES.items():
         assert d["OPTIMIST_RECORD_" + status.upper()] == value
     assert d["OPTIMIST_SYNC_OPTIONS_VERSION"] == _ffi.SYNC_OPTIONS_VERSION
+    assert d["OPTIMIST_OPEN_OPTIONS_VERSION"] == _ffi.OPEN_OPTIONS_VERSION
+    assert d["OPTIMIST_MUTATE_OPTIONS_VERSION"] == _ffi.MUTATE_OPTIONS_VERSION
     for policy, value in _ffi.POLICIES.items():
         assert d["OPTIMIST_POLICY_" + policy.upper()] == value
     for name, value in _ffi.FIELD_TYPES.items():
@@ -185,3 +188,86 @@ def test_sync_options_layout():
     defaults = inspect.signature(optimist.Store.sync_start).parameters
     assert [defaults[n].default for n in ("pull_interval_ms", "max_batch", "timeout_ms", "backoff_base_ms",
                                           "backoff_max_ms")] == [5000, 100, 10000, 500, 30000]
+
+
+def struct_members(name):
+    """The members of ``typedef struct NAME {...} NAME;`` in the header, as (C type, name)."""
+    body = re.sub(r"/\*.*?\*/", " ", HEADER.read_text(), flags=re.S)
+    m = re.search(r"typedef struct %s \{(.*?)\} %s;" % (name, name), body, flags=re.S)
+    assert m, name
+    members = [" ".join(x.split()) for x in m.group(1).split(";") if x.strip()]
+    out = []
+    for x in members:
+        n = re.search(r"(\w+)$", x).group(1)
+        t = re.sub(r"\s*\*\s*", " *", re.sub(r"\s*\b\w+$", "", x)).strip()
+        out.append((t, n))
+    return out
+
+
+@pytest.mark.parametrize("name,struct", [("optimist_open_options", "OpenOptions"),
+                                         ("optimist_mutate_options", "MutateOptions")])
+def test_options_struct_layout(name, struct):
+    """The open and mutate option structs: the header's members in order, with its C types."""
+    c_types = {"unsigned int": ctypes.c_uint, "size_t": ctypes.c_size_t, "const char *": ctypes.c_char_p,
+               "int": ctypes.c_int, "int64_t": ctypes.c_int64}
+    cls = getattr(_ffi, struct)
+    assert [(n, c_types[t]) for t, n in struct_members(name)] == list(cls._fields_)
+
+
+def test_options_init_macros():
+    """OPTIMIST_OPEN_OPTIONS_INIT and OPTIMIST_MUTATE_OPTIONS_INIT: the version first, then the
+    defaults the Python package uses."""
+    text = HEADER.read_text()
+    init = {m.group(1): [v.strip() for v in m.group(2).split(",")] for m in
+            re.finditer(r"#define (OPTIMIST_\w+_OPTIONS_INIT)\s*\\?\s*\{([^}]*)\}", text)}
+    assert init["OPTIMIST_OPEN_OPTIONS_INIT"] == ["OPTIMIST_OPEN_OPTIONS_VERSION", "OPTIMIST_CACHE_BYTES_DEFAULT"] + [
+        str(v) for v in _ffi.RETRY_POLICY_DEFAULT]
+    d = _ffi.OpenOptions.defaults()
+    assert (d.version, d.cache_bytes, d.max_attempts, d.base_delay_ms, d.max_delay_ms) == (
+        _ffi.OPEN_OPTIONS_VERSION, _ffi.CACHE_BYTES_DEFAULT) + _ffi.RETRY_POLICY_DEFAULT
+    assert re.search(r"#define OPTIMIST_CACHE_BYTES_DEFAULT \(\(size_t\)32 << 20\)", text)
+    assert _ffi.CACHE_BYTES_DEFAULT == 32 << 20
+    assert init["OPTIMIST_MUTATE_OPTIONS_INIT"] == ["OPTIMIST_MUTATE_OPTIONS_VERSION", "NULL", "OPTIMIST_POLICY_ROLLBACK"]
+
+
+def test_mutate_ext_through_ctypes():
+    """optimist_mutate_ext: the options' dedupe key and policy, NULL options, a bad version."""
+    import optimist
+    lib = _ffi.lib
+    with optimist.Store() as store:
+        b = ctypes.c_void_p()
+        assert lib.optimist_batch_new(ctypes.byref(b)) == 0
+        try:
+            assert lib.optimist_batch_put(b, b"logs", b"k", b'{"n":1}') == 0
+            out = ctypes.c_uint64()
+            o = _ffi.MutateOptions(_ffi.MUTATE_OPTIONS_VERSION, b"tap-1", _ffi.POLICIES["keep"])
+            assert lib.optimist_mutate_ext(store._h, b, ctypes.byref(o), ctypes.byref(out)) == 0
+            first = out.value
+            assert store.mutations()[0]["policy"] == "keep"
+            assert store.mutations()[0]["dedupe_key"] == "tap-1"
+            assert lib.optimist_mutate_ext(store._h, b, ctypes.byref(o), ctypes.byref(out)) == _ffi.DUPLICATE
+            assert out.value == first
+            assert lib.optimist_mutate_ext(store._h, b, None, ctypes.byref(out)) == 0
+            assert store.mutations()[1]["policy"] == "rollback"
+            bad = _ffi.MutateOptions(_ffi.MUTATE_OPTIONS_VERSION + 1, None, 0)
+            assert lib.optimist_mutate_ext(store._h, b, ctypes.byref(bad), ctypes.byref(out)) == _ffi.MISUSE
+            assert b"OPTIMIST_MUTATE_OPTIONS_INIT" in lib.optimist_last_error()
+            bad = _ffi.MutateOptions(_ffi.MUTATE_OPTIONS_VERSION, None, 7)
+            assert lib.optimist_mutate_ext(store._h, b, ctypes.byref(bad), ctypes.byref(out)) == _ffi.MISUSE
+            assert store.pending_count() == 2
+        finally:
+            lib.optimist_batch_free(b)
+
+
+def test_one_version():
+    """OPTIMIST_VERSION is written once, in the header: OPTIMIST_VERSION_NUMBER agrees with it,
+    and the loaded library and the Python package report it."""
+    import optimist
+    text = HEADER.read_text()
+    version = re.search(r'^#define OPTIMIST_VERSION\s+"([0-9]+)\.([0-9]+)\.([0-9]+)"', text, flags=re.M)
+    assert version
+    major, minor, patch = (int(x) for x in version.groups())
+    assert defines()["OPTIMIST_VERSION_NUMBER"] == major * 1000000 + minor * 1000 + patch
+    text_version = "%d.%d.%d" % (major, minor, patch)
+    assert optimist.library_version() == text_version
+    assert optimist.__version__ == text_version

@@ -75,9 +75,10 @@ extension Engine {
         }
     }
 
-    func rollback(_ id: MutationID) throws(OptimistError) {
+    func rollback(_ id: MutationID, reason: String? = nil) throws(OptimistError) {
         let m = try liveMutation(id)
         try prefetch(m.touched)
+        if let reason { m.record.lastError = reason }  // the caller's reason is its last error
         end(m, as: .rolledBack)
         recompute(m.touched)
     }

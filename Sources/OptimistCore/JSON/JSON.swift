@@ -20,7 +20,7 @@ public typealias Record = [Key: JSON]
 /// insert copies it, which allocates the storage without the runtime's generic-metadata
 /// lookup that `Record(minimumCapacity:)` makes on every call (a tenth of building a small
 /// record, by callgrind).
-public let emptyRecordWithRoom = Record(minimumCapacity: 12)
+package let emptyRecordWithRoom = Record(minimumCapacity: 12)
 
 extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {

@@ -306,7 +306,7 @@ public struct JSONParser {
 
 /// A string from bytes known to be valid UTF-8: short ASCII ones built directly
 /// (``SmallString``), others without the second validation pass `String(decoding:)` makes.
-@inlinable public func stringFromValidUTF8(_ b: UnsafeBufferPointer<UInt8>) -> String {
+@inlinable package func stringFromValidUTF8(_ b: UnsafeBufferPointer<UInt8>) -> String {
     if let s = SmallString.make(b) { return s }
     return String(unsafeUninitializedCapacity: b.count) { out in
         if let base = b.baseAddress { out.baseAddress!.update(from: base, count: b.count) }
@@ -316,7 +316,7 @@ public struct JSONParser {
 
 /// Whether `b` is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF).
 /// Hand-written because the standard library's validating initializer is generic and slow.
-public func isValidUTF8(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+package func isValidUTF8(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
     var i = 0
     let n = b.count
     while i < n {

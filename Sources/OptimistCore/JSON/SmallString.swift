@@ -9,12 +9,12 @@
 /// That layout belongs to the standard library, so it is checked once at run time against
 /// strings the standard library built; if it ever differs, ``make(_:)`` returns nil and
 /// callers take the ordinary path.
-public enum SmallString {
-    public static let capacity = 15
+@usableFromInline package enum SmallString {
+    @usableFromInline package static let capacity = 15
 
     /// The string of `bytes` when they are at most 15 ASCII bytes and the layout checks out.
     @inlinable @inline(__always)
-    public static func make(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    package static func make(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         guard bytes.count <= capacity, layoutVerified, let w = words(bytes) else { return nil }
         return unsafeBitCast(w, to: String.self)
     }
@@ -22,7 +22,7 @@ public enum SmallString {
     /// The two words of the small string of `bytes` (at most 15): the bytes in memory order,
     /// the count and flags in the last byte; nil when a byte is not ASCII.
     @inlinable @inline(__always)
-    public static func words(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
+    package static func words(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
         var w: (UInt64, UInt64) = (0, 0)
         if let base = bytes.baseAddress {
             withUnsafeMutableBytes(of: &w) { $0.baseAddress!.copyMemory(from: base, byteCount: bytes.count) }
@@ -36,7 +36,7 @@ public enum SmallString {
     /// Whether `s` starts with `prefix`, answered from the bits when both are short ASCII
     /// strings (a view's prefix test on every change); nil otherwise.
     @inlinable @inline(__always)
-    public static func hasPrefix(_ s: String, _ prefix: String) -> Bool? {
+    package static func hasPrefix(_ s: String, _ prefix: String) -> Bool? {
         #if _endian(little)
         guard layoutVerified else { return nil }
         let a = unsafeBitCast(s, to: (UInt64, UInt64).self), p = unsafeBitCast(prefix, to: (UInt64, UInt64).self)
@@ -57,7 +57,7 @@ public enum SmallString {
     }
 
     /// Whether strings built here are bit for bit those the standard library builds.
-    public static let layoutVerified: Bool = {
+    @usableFromInline package static let layoutVerified: Bool = {
         guard MemoryLayout<String>.size == 16 else { return false }
         for sample in ["", "a", "at", "habit", "d000123", "abcdefgh", "0123456789abcde"] {
             var s = sample

@@ -18,14 +18,14 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
 
     /// A key whose byte hash the caller computed with ``hashSeed`` and ``hashStep(_:_:)``
     /// while it scanned the bytes anyway (the JSON parser, the C boundary).
-    @inlinable public init(_ string: String, bytesHash: UInt64) {
+    @inlinable package init(_ string: String, bytesHash: UInt64) {
         self.string = string
         self.bytesHash = bytesHash
     }
 
     /// FNV-1a.
-    public static let hashSeed: UInt64 = 0xcbf2_9ce4_8422_2325
-    @inlinable @inline(__always) public static func hashStep(_ h: UInt64, _ byte: UInt8) -> UInt64 {
+    @usableFromInline package static let hashSeed: UInt64 = 0xcbf2_9ce4_8422_2325
+    @inlinable @inline(__always) package static func hashStep(_ h: UInt64, _ byte: UInt8) -> UInt64 {
         (h ^ UInt64(byte)) &* 0x100_0000_01b3
     }
     public init(stringLiteral value: String) { self.init(value) }
@@ -82,7 +82,7 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
 }
 
 /// Bytewise three-way comparison of two strings' UTF-8.
-@inlinable public func compareBytes(_ a: String, _ b: String) -> Int {
+@inlinable package func compareBytes(_ a: String, _ b: String) -> Int {
     withBytes(a, b) { x, y in
         let n = min(x.count, y.count)
         var i = 0

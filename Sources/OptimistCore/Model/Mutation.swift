@@ -4,11 +4,11 @@ public typealias MutationID = UInt64
 /// A mutation id as a dictionary key. Ids are sequential integers, so a multiply-xorshift mix
 /// of the seed and the id spreads them well; the default SipHash of a `UInt64` was a tenth of
 /// a mutate's instructions (callgrind).
-public struct MutationKey: Hashable, Sendable {
-    public let id: MutationID
-    @inlinable public init(_ id: MutationID) { self.id = id }
-    @inlinable public func hash(into hasher: inout Hasher) { hasher.combine(id) }
-    @inlinable public func _rawHashValue(seed: Int) -> Int {
+package struct MutationKey: Hashable, Sendable {
+    package let id: MutationID
+    @inlinable package init(_ id: MutationID) { self.id = id }
+    @inlinable package func hash(into hasher: inout Hasher) { hasher.combine(id) }
+    @inlinable package func _rawHashValue(seed: Int) -> Int {
         var x = id ^ UInt64(bitPattern: Int64(seed))
         x = (x ^ (x >> 32)) &* 0xD6E8_FEB8_6659_FD93
         return Int(truncatingIfNeeded: x ^ (x >> 32))

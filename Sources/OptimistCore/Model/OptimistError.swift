@@ -1,4 +1,4 @@
-/// Every failure a store reports. Each case maps to one C result code (``code``).
+/// Every failure a store reports. Each case stands for one C result code (named in its comment).
 public enum OptimistError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An internal failure (a bug): `OPTIMIST_ERROR`.
     case `internal`(String)
@@ -18,21 +18,6 @@ public enum OptimistError: Error, Sendable, Equatable, CustomStringConvertible {
     case corrupt(String)
     /// The store file is held by another process: `OPTIMIST_BUSY`.
     case busy(String)
-
-    /// The C result code.
-    public var code: Int32 {
-        switch self {
-        case .internal: 1
-        case .misuse: 2
-        case .notFound: 3
-        case .state: 4
-        case .invalid: 5
-        case .duplicate: 6
-        case .io: 7
-        case .corrupt: 8
-        case .busy: 9
-        }
-    }
 
     public var message: String {
         switch self {

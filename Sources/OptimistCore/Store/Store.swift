@@ -202,7 +202,7 @@ public final class Store: Sendable {
     /// applied; every other pending mutation keeps its effect. `reason` is for the caller's
     /// logs; an ended mutation keeps only its status.
     public func rollback(_ id: MutationID, reason: String? = nil) throws(OptimistError) {
-        try change(.rollback) { e throws(OptimistError) in try e.rollback(id) }
+        try change(.rollback) { e throws(OptimistError) in try e.rollback(id, reason: reason) }
     }
 
     /// An authoritative change from outside, applied to `C`; pending mutations are re-applied
@@ -293,7 +293,7 @@ public final class Store: Sendable {
     // MARK: Views
 
     /// Defines (or redefines) an aggregate over the visible records of `collection` whose key
-    /// starts with `prefix`, maintained on every change; read it with ``viewValue(_:)``.
+    /// starts with `prefix`, maintained on every change; read it with ``viewValue(_:)-(String)``.
     ///
     /// A store file keeps its views: after a reopen the view is there, with its value, and
     /// nothing is recomputed. Defining a view over existing records computes it where they

@@ -8,6 +8,9 @@
 # that is not a store.
 set -euo pipefail
 build=$1 src=$2 cmake=$3 python=$4
+# The version the library file is named with: OPTIMIST_VERSION of the header (its one place).
+version=$(sed -n 's/^#define OPTIMIST_VERSION *"\(.*\)"$/\1/p' "$src/Include/optimist.h")
+[ -n "$version" ] || { echo "no OPTIMIST_VERSION in $src/Include/optimist.h"; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/optimist-install-cli-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
@@ -15,7 +18,7 @@ prefix=$tmp/prefix
 "$cmake" --install "$build" --prefix "$prefix" >/dev/null
 tool=$prefix/bin/optimist
 [ -x "$tool" ] || { echo "missing bin/optimist in the prefix"; exit 1; }
-[ -f "$prefix/lib/liboptimist.so.1.0.0" ] || { echo "missing the library beside the tool"; exit 1; }
+[ -f "$prefix/lib/liboptimist.so.$version" ] || { echo "missing the library beside the tool"; exit 1; }
 needed=$(env LD_LIBRARY_PATH= ldd "$tool")
 if grep 'not found' <<<"$needed"; then echo "ldd $tool: something is not found"; exit 1; fi
 if grep -q 'libswiftCore' <<<"$needed"; then echo "the tool needs the Swift runtime's libraries"; exit 1; fi

@@ -7,17 +7,20 @@
 # on the library must show nothing "not found".
 set -euo pipefail
 build=$1 src=$2 cmake=$3 cc=$4
+# The version the library file is named with: OPTIMIST_VERSION of the header (its one place).
+version=$(sed -n 's/^#define OPTIMIST_VERSION *"\(.*\)"$/\1/p' "$src/Include/optimist.h")
+[ -n "$version" ] || { echo "no OPTIMIST_VERSION in $src/Include/optimist.h"; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/optimist-install-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 
 "$cmake" --install "$build" --prefix "$prefix" >/dev/null
 
-for f in include/optimist.h lib/liboptimist.so.1.0.0 lib/pkgconfig/optimist.pc \
+for f in include/optimist.h lib/liboptimist.so.$version lib/pkgconfig/optimist.pc \
          lib/cmake/Optimist/OptimistConfig.cmake lib/cmake/Optimist/OptimistConfigVersion.cmake; do
     [ -f "$prefix/$f" ] || { echo "missing $f in the prefix"; exit 1; }
 done
-[ "$(readlink "$prefix/lib/liboptimist.so.1")" = liboptimist.so.1.0.0 ] || { echo "bad liboptimist.so.1 symlink"; exit 1; }
+[ "$(readlink "$prefix/lib/liboptimist.so.1")" = liboptimist.so.$version ] || { echo "bad liboptimist.so.1 symlink"; exit 1; }
 [ "$(readlink "$prefix/lib/liboptimist.so")" = liboptimist.so.1 ] || { echo "bad liboptimist.so symlink"; exit 1; }
 
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
@@ -27,7 +30,7 @@ libdir=$(pkg-config --variable=libdir optimist)
 "$cc" -std=c11 -Wall -Wextra -Werror -o "$tmp/habits" "$src/examples/c/habits.c" \
     $(pkg-config --cflags --libs optimist) "-Wl,-rpath,$libdir"
 
-for f in "$tmp/habits" "$prefix/lib/liboptimist.so.1.0.0"; do
+for f in "$tmp/habits" "$prefix/lib/liboptimist.so.$version"; do
     if env LD_LIBRARY_PATH= ldd "$f" | grep 'not found'; then
         echo "ldd $f: something is not found"; exit 1
     fi

@@ -32,6 +32,9 @@ a Python ``transport`` callable; see :meth:`Store.sync_status` for what it is do
 
 from __future__ import annotations
 
+import re as _re
+from pathlib import Path as _Path
+
 from ._loader import ENV_VAR, LibraryNotFoundError
 from ._ffi import MissingSymbolError, lib as _lib, library_path
 from ._error import (
@@ -53,7 +56,25 @@ from ._ops import Op, delete, incr, patch, put
 from ._store import Store
 from ._subscriptions import Subscription
 
-__version__ = "1.0.0"
+
+
+def _package_version() -> str:
+    """The package's version: ``_version.py``, which ``pip install`` writes from
+    ``OPTIMIST_VERSION`` in ``Include/optimist.h``; in a source checkout, that header itself."""
+    try:
+        from ._version import __version__ as v  # type: ignore[import-not-found]
+        return str(v)
+    except ImportError:
+        pass
+    header = _Path(__file__).resolve().parents[4] / "Include" / "optimist.h"
+    try:
+        m = _re.search(r'^#define OPTIMIST_VERSION\s+"([^"]+)"', header.read_text(), _re.M)
+    except OSError:
+        m = None
+    return m.group(1) if m else "0+unknown"
+
+
+__version__ = _package_version()
 
 __all__ = [
     "Store", "Op", "put", "patch", "delete", "incr", "Change", "Subscription",

@@ -42,6 +42,7 @@ __all__ = [
     "OK", "ERROR", "MISUSE", "NOTFOUND", "STATE", "INVALID", "DUPLICATE", "IO", "CORRUPT", "BUSY",
     "POLICIES", "STATUSES", "CAUSES", "RECORD_STATUSES", "FIELD_TYPES", "SIGNATURES", "ChangeStruct",
     "FieldStruct", "LISTENER", "TRANSPORT", "SYNC_LISTENER", "SyncOptions", "SYNC_OPTIONS_VERSION",
+    "OpenOptions", "OPEN_OPTIONS_VERSION", "CACHE_BYTES_DEFAULT", "MutateOptions", "MUTATE_OPTIONS_VERSION",
     "lib", "library_path",
     "take_string", "MissingSymbolError",
 ]
@@ -99,16 +100,41 @@ TRANSPORT = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p, c_char_p, POINTER(c_c
 SYNC_LISTENER = CFUNCTYPE(None, c_void_p, c_char_p)
 
 #: ``OPTIMIST_OPEN_OPTIONS_VERSION`` and ``OPTIMIST_CACHE_BYTES_DEFAULT``.
-OPEN_OPTIONS_VERSION = 1
+OPEN_OPTIONS_VERSION = 2
 CACHE_BYTES_DEFAULT = 32 << 20
+#: The retry policy of ``OPTIMIST_OPEN_OPTIONS_INIT``: max_attempts, base_delay_ms, max_delay_ms.
+RETRY_POLICY_DEFAULT = (5, 1000, 60000)
 
 
 class OpenOptions(Structure):
-    """``optimist_open_options`` (version 1), passed by reference to ``optimist_open_ext``."""
+    """``optimist_open_options`` (version 2), passed by reference to ``optimist_open_ext``.
+    :meth:`defaults` is ``OPTIMIST_OPEN_OPTIONS_INIT``."""
 
     _fields_ = [
         ("version", c_uint),
         ("cache_bytes", c_size_t),
+        ("max_attempts", c_int),
+        ("base_delay_ms", c_int64),
+        ("max_delay_ms", c_int64),
+    ]
+
+    @classmethod
+    def defaults(cls) -> "OpenOptions":
+        return cls(OPEN_OPTIONS_VERSION, CACHE_BYTES_DEFAULT, *RETRY_POLICY_DEFAULT)
+
+
+#: ``OPTIMIST_MUTATE_OPTIONS_VERSION``: the members :class:`MutateOptions` has.
+MUTATE_OPTIONS_VERSION = 1
+
+
+class MutateOptions(Structure):
+    """``optimist_mutate_options`` (version 1), passed by reference to ``optimist_mutate_ext``.
+    The dedupe key is borrowed for that call only."""
+
+    _fields_ = [
+        ("version", c_uint),
+        ("dedupe_key", c_char_p),
+        ("policy", c_int),
     ]
 
 
@@ -166,6 +192,7 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
 
     "optimist_mutate": (c_int, [_store, _batch, c_char_p, POINTER(c_uint64)]),
     "optimist_mutate_with_policy": (c_int, [_store, _batch, c_char_p, c_int, POINTER(c_uint64)]),
+    "optimist_mutate_ext": (c_int, [_store, _batch, c_void_p, POINTER(c_uint64)]),
     "optimist_commit": (c_int, [_store, c_uint64, _batch]),
     "optimist_rollback": (c_int, [_store, c_uint64, c_char_p]),
     "optimist_server_apply": (c_int, [_store, _batch]),

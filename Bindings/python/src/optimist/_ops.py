@@ -18,9 +18,10 @@ from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Tuple, Unio
 
 from . import _ffi
 from ._error import InvalidError
+from ._managed import Managed
 from ._util import check, cstr
 
-__all__ = ["Op", "put", "patch", "delete", "incr", "OpLike", "make_batch", "free_batch"]
+__all__ = ["Op", "put", "patch", "delete", "incr", "OpLike", "Batch", "make_batch"]
 
 _public_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 
@@ -207,19 +208,25 @@ _ADD = {
     "incr": _lib.optimist_batch_incr,
 }
 _batch_new = _lib.optimist_batch_new
-#: Frees a batch made by :func:`make_batch`.
-free_batch = _lib.optimist_batch_free
 _byref = ctypes.byref
 _void_p = ctypes.c_void_p
 
 
-def make_batch(ops: Iterable[OpLike]) -> ctypes.c_void_p:
-    """A new C ``optimist_batch`` holding ``ops``; the caller frees it with
-    :func:`free_batch` (in a ``finally``)."""
+class Batch(Managed):
+    """An ``optimist_batch`` the package made for one call: freed by ``with`` or ``close()``."""
+
+    __slots__ = ()
+    _free = staticmethod(_lib.optimist_batch_free)
+
+
+def make_batch(ops: Iterable[OpLike]) -> Batch:
+    """A new C ``optimist_batch`` holding ``ops``, owned by the returned :class:`Batch`: use it
+    as ``with make_batch(ops) as b: ...`` and pass ``b`` to the library."""
     if isinstance(ops, (Op, Mapping, str, bytes)):
         raise TypeError("ops must be a list of ops, e.g. [optimist.put(...)]")
     h = _void_p()
     check(_batch_new(_byref(h)))
+    batch = Batch(h)
     try:
         for op in ops:
             if not isinstance(op, Op):
@@ -230,6 +237,6 @@ def make_batch(ops: Iterable[OpLike]) -> ctypes.c_void_p:
             if rc:
                 check(rc)
     except BaseException:
-        free_batch(h)
+        batch.close()
         raise
-    return h
+    return batch

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _ffi
 from ._error import MisuseError
-from ._ops import OpLike, free_batch, make_batch
+from ._ops import OpLike, make_batch
 from ._subscriptions import TRAMPOLINE, Callback, Subscription, call_changing, register, unregister
 from ._sync import SyncMixin
 from ._util import check, cstr, i64, opt_cstr, raise_for, u64
@@ -96,7 +96,8 @@ class Store(SyncMixin):
         else:
             if isinstance(cache_bytes, bool) or not isinstance(cache_bytes, int) or cache_bytes <= 0:
                 raise MisuseError(f"cache_bytes must be a positive int, not {cache_bytes!r}")
-            opts = _ffi.OpenOptions(_ffi.OPEN_OPTIONS_VERSION, min(cache_bytes, 1 << 48))
+            opts = _ffi.OpenOptions.defaults()
+            opts.cache_bytes = min(cache_bytes, 1 << 48)
             check(_open_ext(p, byref(opts), byref(h)))
         self._h = h
         #: The path the store was opened on (None: in memory).
@@ -189,14 +190,11 @@ class Store(SyncMixin):
             raise MisuseError(f"policy must be 'rollback' or 'keep', not {policy!r}")
         dk = None if dedupe_key is None else cstr(dedupe_key, "dedupe_key")
         out = c_uint64()
-        b = make_batch(ops)
-        try:
+        with make_batch(ops) as b:
             if pol == 0:
                 rc = call_changing("mutate", _mutate, self._h, b, dk, byref(out))
             else:
                 rc = call_changing("mutate", _mutate_with_policy, self._h, b, dk, pol, byref(out))
-        finally:
-            free_batch(b)
         if rc:
             raise_for(rc, out.value if rc == _DUPLICATE else 0)
         return out.value
@@ -213,11 +211,8 @@ class Store(SyncMixin):
         if server_ops is None:
             rc = call_changing("commit", _commit, self._h, mid, None)
         else:
-            b = make_batch(server_ops)
-            try:
+            with make_batch(server_ops) as b:
                 rc = call_changing("commit", _commit, self._h, mid, b)
-            finally:
-                free_batch(b)
         check(rc)
 
     def rollback(self, mid: int, reason: Optional[str] = None) -> None:
@@ -237,11 +232,8 @@ class Store(SyncMixin):
         Raises:
             InvalidError: an op cannot apply to the confirmed state (nothing changed).
         """
-        b = make_batch(ops)
-        try:
+        with make_batch(ops) as b:
             check(call_changing("server_apply", _server_apply, self._h, b))
-        finally:
-            free_batch(b)
 
     # Reads ------------------------------------------------------------------------------
 
