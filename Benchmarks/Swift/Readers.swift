@@ -43,36 +43,29 @@ enum ReadersBench {
     /// The reader's gets, each timed, while the writer applies five batches.
     static func longestGet(_ s: Store, kind: String, rep: Int) throws {
         let batches = (1...5).map { batch($0) }
-        let stop = Flag()
-        var gets = [UInt64]()
-        gets.reserveCapacity(8_000_000)
-        let reader = spawn {
-            var i = 0
-            while !stop.isSet {
-                let k = key((i &* 7919) % records)
-                let t0 = nowNs()
-                _ = try? s.get("logs", k)
-                gets.append(nowNs() &- t0)
-                i += 1
-            }
+        var writerNs: UInt64 = 0
+        let gets = try timedGets(s) {
+            let t0 = nowNs()
+            for b in batches { try s.serverApply(b) }
+            writerNs = nowNs() &- t0
         }
-        usleep(20_000)
-        let t0 = nowNs()
-        for b in batches { try s.serverApply(b) }
-        let writerNs = nowNs() &- t0
-        stop.set()
-        join(reader)
-        let sum = Summary(ns: gets)
-        let sorted = gets.sorted()
-        let p999 = Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.999))]) / 1000
-        note("readers \(kind) #\(rep): longest get \(sum.max) µs (median \(sum.median), p99.9 \(p999)) over \(gets.count) gets; 5 batches took \(Double(writerNs) / 1e6) ms")
-        emit([("section", .str("readers")), ("bench", .str("get_beside_batches")), ("store", .str(kind)), ("rep", .int(rep)),
-              ("p999_us", .num(p999)), ("writer_ms", .num(Double(writerNs) / 1e6))] + sum.fields)
+        report(gets, kind: kind, rep: rep, bench: "get_beside_batches", what: "longest get",
+               extra: [("writer_ms", .num(Double(writerNs) / 1e6))])
     }
 
     /// The control: the same reader beside a thread that spins for a second without touching
     /// the store. Its longest get is what the machine's scheduler alone costs a reader.
     static func longestGetBesideSpin(_ s: Store, kind: String, rep: Int) {
+        var x: UInt64 = 1
+        let gets = try! timedGets(s) {
+            let end = nowNs() + 1_000_000_000
+            while nowNs() < end { for _ in 0..<1000 { x = x &* 6364136223846793005 &+ 1442695040888963407 } }
+        }
+        report(gets, kind: kind, rep: rep, bench: "get_beside_spin", what: "control: longest get beside a spinning thread [\(x & 1)]")
+    }
+
+    /// Each get of a reader thread timed alone, while `work` runs on this thread.
+    static func timedGets(_ s: Store, while work: () throws -> Void) throws -> [UInt64] {
         let stop = Flag()
         var gets = [UInt64]()
         gets.reserveCapacity(8_000_000)
@@ -87,17 +80,21 @@ enum ReadersBench {
             }
         }
         usleep(20_000)
-        let end = nowNs() + 1_000_000_000
-        var x: UInt64 = 1
-        while nowNs() < end { for _ in 0..<1000 { x = x &* 6364136223846793005 &+ 1442695040888963407 } }
+        var failure: (any Error)?
+        do { try work() } catch { failure = error }
         stop.set()
-        join(reader)
+        join(reader)  // before `gets` is read: the reader appends to it until here
+        if let failure { throw failure }
+        return gets
+    }
+
+    static func report(_ gets: [UInt64], kind: String, rep: Int, bench: String, what: String, extra: [(String, JSONValue)] = []) {
         let sum = Summary(ns: gets)
         let sorted = gets.sorted()
         let p999 = Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.999))]) / 1000
-        note("readers \(kind) #\(rep): control: longest get beside a spinning thread \(sum.max) µs (median \(sum.median), p99.9 \(p999)) [\(x & 1)]")
-        emit([("section", .str("readers")), ("bench", .str("get_beside_spin")), ("store", .str(kind)), ("rep", .int(rep)),
-              ("p999_us", .num(p999))] + sum.fields)
+        note("readers \(kind) #\(rep): \(what) \(sum.max) µs (median \(sum.median), p99.9 \(p999)) over \(gets.count) gets")
+        emit([("section", .str("readers")), ("bench", .str(bench)), ("store", .str(kind)), ("rep", .int(rep)),
+              ("p999_us", .num(p999))] + extra + sum.fields)
     }
 
     /// Gets per second alone, beside batches, beside taps.

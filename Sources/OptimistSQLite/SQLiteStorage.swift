@@ -188,32 +188,10 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
             pending.append(a.key)
         }
         pending.sort()
-        var out = [(key: Key, value: Record)]()
-        var rows = [(key: Key, value: Record)]()
-        var r = 0, p = 0
-        var fileAfter = after
-        var fileDone = false
-        while out.count < limit {
-            if r == rows.count, !fileDone {
-                rows = try fileRows(collection, prefix: prefix, after: fileAfter, limit: limit)
-                r = 0
-                fileDone = rows.count < limit
-                if let last = rows.last { fileAfter = last.key }
-            }
-            let fk = r < rows.count ? rows[r].key : nil
-            let pk = p < pending.count ? pending[p] : nil
-            if let pk, fk == nil || !(fk! < pk) {
-                if fk == pk { r += 1 }  // the file's older row
-                p += 1
-                if let v = unwritten[RecordAddress(collection: collection, key: pk)]?.value { out.append((pk, v)) }
-            } else if fk != nil {
-                out.append(rows[r])
-                r += 1
-            } else {
-                break
-            }
+        return try scanMerging(pending, value: { unwritten[RecordAddress(collection: collection, key: $0)]?.value },
+                               after: after, limit: limit) { (from, limit) throws(OptimistError) in
+            try fileRows(collection, prefix: prefix, after: from, limit: limit)
         }
-        return out
     }
 
     /// Up to `limit` rows of the file under `prefix` after `after`, in key order.

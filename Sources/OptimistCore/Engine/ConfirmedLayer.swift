@@ -72,33 +72,9 @@ extension Engine {
         guard let layer, layer.sortedKeys[collection] != nil else {
             return try storage.scan(collection, prefix: prefix, after: after, limit: limit)
         }
-        let mine = layer.keys(collection, prefix: prefix, after: after)
-        var p = mine.startIndex
-        var out = [(key: Key, value: Record)]()
-        var rows = [(key: Key, value: Record)]()
-        var r = 0
-        var fileAfter = after
-        var storageDone = false
-        while out.count < limit {
-            if r == rows.count, !storageDone {
-                rows = try storage.scan(collection, prefix: prefix, after: fileAfter, limit: limit)
-                r = 0
-                storageDone = rows.count < limit
-                if let last = rows.last { fileAfter = last.key }
-            }
-            let sk = r < rows.count ? rows[r].key : nil
-            let lk = p < mine.endIndex ? mine[p] : nil
-            if let lk, sk == nil || !(sk! < lk) {
-                if sk == lk { r += 1 }  // the storage's older value
-                p += 1
-                if let v = layer.value(collection, lk), let v { out.append((lk, v)) }
-            } else if sk != nil {
-                out.append(rows[r])
-                r += 1
-            } else {
-                break
-            }
+        return try scanMerging(layer.keys(collection, prefix: prefix, after: after),
+                               value: { layer.value(collection, $0) ?? nil }, after: after, limit: limit) {
+            (from, limit) throws(OptimistError) in try storage.scan(collection, prefix: prefix, after: from, limit: limit)
         }
-        return out
     }
 }
