@@ -18,12 +18,12 @@ import Synchronization
 ///
 /// A writer holds the state lock only to publish. An ordinary change (a mutate, a commit, a
 /// small server change) is its own publish: it runs under the state lock, for the
-/// microseconds it takes. A server change of ``stagingThreshold`` records or more (a bulk
+/// microseconds it takes. A server change of `stagingThreshold` records or more (a bulk
 /// server apply, a big pull) is staged: its records are read and built with only the
 /// writers' lock held, published as one layer over the confirmed records in one short step
 /// (its cost is the pending keys and view changes it touches, not its size), then moved
 /// into the storage a chunk per state-lock hold while the layer still answers for them (see
-/// ``ConfirmedLayer``). A 100k-record batch therefore becomes visible at once, to readers
+/// `ConfirmedLayer`). A 100k-record batch therefore becomes visible at once, to readers
 /// and listeners alike, and no reader waits for more than one chunk's step.
 public final class Store: Sendable {
     /// Orders the writers (see the type's comment).
