@@ -9,6 +9,14 @@
 
 #include <stdlib.h>
 
+/* A string handed out that must equal want; freed. */
+#define CHECK_JSON(got, want)                                                            \
+    do {                                                                                 \
+        char *check_json_got_ = (got);                                                   \
+        CHECK_STR(check_json_got_, (want));                                              \
+        optimist_free(check_json_got_);                                                  \
+    } while (0)
+
 /* An in-memory store; aborts the test when even that fails. */
 static inline optimist_store *open_memory(void) {
     optimist_store *s = NULL;

@@ -6,14 +6,6 @@
  */
 #include "fixtures.h"
 
-/* A string handed out that must equal want; freed. */
-#define CHECK_JSON(got, want)                                                            \
-    do {                                                                                 \
-        char *check_json_got_ = (got);                                                   \
-        CHECK_STR(check_json_got_, (want));                                              \
-        optimist_free(check_json_got_);                                                  \
-    } while (0)
-
 static void test_library(void) {
     CHECK_STR(optimist_version(), OPTIMIST_VERSION);
     CHECK_STR(optimist_errstr(OPTIMIST_OK), "not an error");

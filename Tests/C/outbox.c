@@ -8,14 +8,6 @@
 
 #include <stdint.h>
 
-/* A string handed out that must equal want; freed. */
-#define CHECK_JSON(got, want)                                                            \
-    do {                                                                                 \
-        char *check_json_got_ = (got);                                                   \
-        CHECK_STR(check_json_got_, (want));                                              \
-        optimist_free(check_json_got_);                                                  \
-    } while (0)
-
 static void test_dedupe_outbox(void) {
     optimist_store *s = NULL;
     CHECK_RC(optimist_open(NULL, &s), OPTIMIST_OK);

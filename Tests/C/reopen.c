@@ -8,14 +8,6 @@
 
 #include <unistd.h>
 
-/* A string handed out that must equal want; freed. */
-#define CHECK_JSON(got, want)                                                            \
-    do {                                                                                 \
-        char *check_json_got_ = (got);                                                   \
-        CHECK_STR(check_json_got_, (want));                                              \
-        optimist_free(check_json_got_);                                                  \
-    } while (0)
-
 /* A file-backed store keeps V, the pending list and the client id across close and reopen.
  */
 static void test_file_backed(void) {

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 /* Checks that *json (freed here) is exactly `want`. */
-#define CHECK_JSON(call, want)                                                           \
+#define CHECK_OUT_JSON(call, want)                                                       \
     do {                                                                                 \
         char *check_out_ = NULL;                                                         \
         CHECK_OK(call);                                                                  \
@@ -55,27 +55,27 @@ static void lists_and_explains(optimist_store *s) {
     CHECK(json != NULL && strstr(json, "\"created_ms\":null"));
     optimist_free(json);
 
-    CHECK_JSON(optimist_mutations(s, OPTIMIST_FAILED, &check_out_),
+    CHECK_OUT_JSON(optimist_mutations(s, OPTIMIST_FAILED, &check_out_),
                "[{\"attempts\":1,\"created_ms\":null,\"dedupe_key\":null,\"id\":2,\"last_error\":\"rejected\","
                "\"next_attempt_ms\":0,\"ops\":[{\"coll\":\"h\",\"key\":\"run\",\"op\":\"patch\",\"value\":{\"note\":\"am\"}}],"
                "\"policy\":\"keep\",\"retry\":0,\"status\":\"failed\"}]");
-    CHECK_JSON(optimist_mutations(s, OPTIMIST_INFLIGHT, &check_out_), "[]");
+    CHECK_OUT_JSON(optimist_mutations(s, OPTIMIST_INFLIGHT, &check_out_), "[]");
 
-    CHECK_JSON(optimist_explain(s, "h", "run", &check_out_),
+    CHECK_OUT_JSON(optimist_explain(s, "h", "run", &check_out_),
                "{\"confirmed\":{\"n\":1},\"layers\":["
                "{\"id\":1,\"ops\":[{\"coll\":\"h\",\"delta\":1,\"field\":\"n\",\"key\":\"run\",\"op\":\"incr\"}],"
                "\"status\":\"pending\",\"value\":{\"n\":2}},"
                "{\"id\":2,\"ops\":[{\"coll\":\"h\",\"key\":\"run\",\"op\":\"patch\",\"value\":{\"note\":\"am\"}}],"
                "\"status\":\"failed\",\"value\":{\"n\":2,\"note\":\"am\"}}],"
                "\"visible\":{\"n\":2,\"note\":\"am\"}}");
-    CHECK_JSON(optimist_explain(s, "h", "nothing", &check_out_), "{\"confirmed\":null,\"layers\":[],\"visible\":null}");
+    CHECK_OUT_JSON(optimist_explain(s, "h", "nothing", &check_out_), "{\"confirmed\":null,\"layers\":[],\"visible\":null}");
 
     /* Ending them leaves nothing to list or explain. */
     CHECK_OK(optimist_commit(s, a, NULL));
     CHECK_OK(optimist_rollback(s, b, "no"));
     CHECK_OK(optimist_commit(s, c, NULL));
-    CHECK_JSON(optimist_mutations(s, 0, &check_out_), "[]");
-    CHECK_JSON(optimist_explain(s, "h", "run", &check_out_), "{\"confirmed\":{\"n\":2},\"layers\":[],\"visible\":{\"n\":2}}");
+    CHECK_OUT_JSON(optimist_mutations(s, 0, &check_out_), "[]");
+    CHECK_OUT_JSON(optimist_explain(s, "h", "run", &check_out_), "{\"confirmed\":{\"n\":2},\"layers\":[],\"visible\":{\"n\":2}}");
 }
 
 static void refuses_bad_arguments(optimist_store *s) {
@@ -122,17 +122,17 @@ static void on_a_file(void) {
     CHECK_OK(optimist_outbox_next(s, 0, &id, &ops));
     optimist_free(ops);
     CHECK(id == a);
-    CHECK_JSON(optimist_mutations(s, OPTIMIST_INFLIGHT, &check_out_),
+    CHECK_OUT_JSON(optimist_mutations(s, OPTIMIST_INFLIGHT, &check_out_),
                "[{\"attempts\":1,\"created_ms\":null,\"dedupe_key\":null,\"id\":1,\"last_error\":null,"
                "\"next_attempt_ms\":0,\"ops\":[{\"coll\":\"h\",\"delta\":2,\"field\":\"n\",\"key\":\"k\",\"op\":\"incr\"}],"
                "\"policy\":\"rollback\",\"retry\":0,\"status\":\"inflight\"}]");
     CHECK_OK(optimist_close(s));
     CHECK_OK(optimist_open(path, &s));
-    CHECK_JSON(optimist_mutations(s, OPTIMIST_PENDING, &check_out_),
+    CHECK_OUT_JSON(optimist_mutations(s, OPTIMIST_PENDING, &check_out_),
                "[{\"attempts\":1,\"created_ms\":null,\"dedupe_key\":null,\"id\":1,\"last_error\":null,"
                "\"next_attempt_ms\":0,\"ops\":[{\"coll\":\"h\",\"delta\":2,\"field\":\"n\",\"key\":\"k\",\"op\":\"incr\"}],"
                "\"policy\":\"rollback\",\"retry\":0,\"status\":\"pending\"}]");
-    CHECK_JSON(optimist_explain(s, "h", "k", &check_out_),
+    CHECK_OUT_JSON(optimist_explain(s, "h", "k", &check_out_),
                "{\"confirmed\":null,\"layers\":[{\"id\":1,\"ops\":[{\"coll\":\"h\",\"delta\":2,\"field\":\"n\",\"key\":\"k\","
                "\"op\":\"incr\"}],\"status\":\"pending\",\"value\":{\"n\":2}}],\"visible\":{\"n\":2}}");
     CHECK_OK(optimist_close(s));
