@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #ifdef HAVE_OPTIMIST
-#include "optimist.h"
+#include "optimistic.h"
 #endif
 
 static int full = 0;
@@ -33,77 +33,6 @@ static void ok(int rc, const char *what) {
     if (rc != OPTIMIST_OK) die(what, optimist_last_error());
 }
 
-static void unlink_store(const char *path) {
-    char buf[4096];
-    const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
-    for (int i = 0; i < 4; i++) { snprintf(buf, sizeof buf, "%s%s", path, suffixes[i]); unlink(buf); }
-}
-
-/* Opens a file-backed store at `path` (memory if `path` is NULL or opening fails) holding `n`
- * confirmed logs and a count view "today" over today's key prefix. Sets *file_backed. */
-static optimist_store *open_logs(const char *path, int n, int *file_backed) {
-    optimist_store *s = NULL;
-    if (path) unlink_store(path);
-    *file_backed = path && optimist_open(path, &s) == OPTIMIST_OK;
-    if (!*file_backed && path) {
-        fprintf(stderr, "c: file-backed store unavailable (%s); using memory\n", optimist_last_error());
-    }
-    if (!*file_backed) ok(optimist_open(NULL, &s), "open memory");
-    optimist_batch *b = NULL;
-    ok(optimist_batch_new(&b), "batch_new");
-    int in_batch = 0;
-    for (int i = 0; i < n; i++) {
-        char key[32], day[16], habit[16], json[256];
-        existing_log(i, n, key, day, habit);
-        log_json(json, sizeof json, day, habit, i);
-        ok(optimist_batch_put(b, "logs", key, json), "batch_put");
-        if (++in_batch == 10000 || i == n - 1) {
-            ok(optimist_server_apply(s, b), "server_apply");
-            optimist_batch_free(b);
-            ok(optimist_batch_new(&b), "batch_new");
-            in_batch = 0;
-        }
-    }
-    optimist_batch_free(b);
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "d%06d/", today_index(n));
-    ok(optimist_view_define(s, "today", "logs", prefix, "count"), "view_define");
-    ok(optimist_flush(s), "flush");
-    return s;
-}
-
-/* The tapped log's record as typed fields (optimist_field): what a C app fills from its own
- * struct. `at` and the strings must outlive the call that reads the fields. */
-static void log_fields(optimist_field f[5], const char *day, const char *habit, long long seq) {
-    f[0] = (optimist_field){"habit", habit, 0, OPTIMIST_FIELD_TEXT};
-    f[1] = (optimist_field){"day", day, 0, OPTIMIST_FIELD_TEXT};
-    f[2] = (optimist_field){"done", NULL, 1, OPTIMIST_FIELD_NUMBER};
-    f[3] = (optimist_field){"at", NULL, (double)(LOG_AT + seq), OPTIMIST_FIELD_NUMBER};
-    f[4] = (optimist_field){"note", LOG_NOTE, 0, OPTIMIST_FIELD_TEXT};
-}
-
-/* One optimistic tap, as a C app writes it: format the key, fill the record's fields (or, with
- * `json`, format the record as JSON with snprintf), build the batch, mutate, read the view. */
-static double optimistic_tap(optimist_store *s, const char *day, const char *habit, int seq, int json, uint64_t *id) {
-    char key[32];
-    log_key(key, day, habit);
-    optimist_batch *b = NULL;
-    ok(optimist_batch_new(&b), "batch_new");
-    if (json) {
-        char text[256];
-        log_json(text, sizeof text, day, habit, seq);
-        ok(optimist_batch_put(b, "logs", key, text), "batch_put");
-    } else {
-        optimist_field f[5];
-        log_fields(f, day, habit, seq);
-        ok(optimist_batch_put_fields(b, "logs", key, f, 5), "batch_put_fields");
-    }
-    ok(optimist_mutate(s, b, NULL, id), "mutate");
-    optimist_batch_free(b);
-    double v = 0;
-    ok(optimist_view_get(s, "today", &v), "view_get");
-    return v;
-}
 #endif
 
 /* Both flows at n, interleaved in BLOCKS blocks (some reload taps, then some optimistic taps,
@@ -125,7 +54,7 @@ static void reload_vs_optimistic(int n) {
 #ifdef HAVE_OPTIMIST
     int opt_reps = full ? 10000 : 5000, owarm = opt_reps / 10, file_backed = 0, oseq = 0, odone[2] = {0, 0};
     snprintf(path, sizeof path, "%s/opt-c-%d.optimist", dir, n);
-    optimist_store *st = open_logs(path, n, &file_backed);
+    optimist_store *st = optimistic_open(path, n, &file_backed);
     uint64_t *os[2] = {samples((size_t)opt_reps), samples((size_t)opt_reps)};
     double v = 0;
 #endif
@@ -193,7 +122,7 @@ static void breakdown(int n) {
         for (int mem = 0; mem < 2; mem++) {
             int file_backed = 0;
             snprintf(path, sizeof path, "%s/breakdown-c-%d.optimist", dir, n);
-            optimist_store *st = open_logs(mem ? NULL : path, n, &file_backed);
+            optimist_store *st = optimistic_open(mem ? NULL : path, n, &file_backed);
             uint64_t *t[6];
             for (int i = 0; i < 6; i++) t[i] = samples((size_t)reps);
             for (int s = 0; s < reps + reps / 10; s++) {

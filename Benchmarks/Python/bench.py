@@ -134,6 +134,13 @@ def open_logs(optimist, path: str, n: int):
     return store, file_backed
 
 
+def optimistic_tap(store, optimist, day: str, habit: str, seq: int) -> tuple[int, float]:
+    """One optimistic tap as a Python app writes it: the key and the record, one mutation, the
+    view read. Returns the mutation's id and today's count."""
+    mid = store.mutate([optimist.put("logs", f"{day}/{habit}", record(day, habit, seq))])
+    return mid, store.view_get("today")
+
+
 BLOCKS = 10
 
 
@@ -163,12 +170,10 @@ def reload_vs_optimistic(n: int, full: bool, workdir: str, optimist) -> None:
                 rs.append(t)
         if store is None:
             continue
-        put = optimist.put
         for _ in range(opt_reps // 10 if block < 0 else opt_reps // BLOCKS):
             day, habit = tap_pick(oseq, n)
             t0 = clock()
-            mid = store.mutate([put("logs", f"{day}/{habit}", record(day, habit, oseq))])
-            value = store.view_get("today")
+            mid, value = optimistic_tap(store, optimist, day, habit, oseq)
             t = clock() - t0
             store.rollback(mid)
             oseq += 1
