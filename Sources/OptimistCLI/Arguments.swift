@@ -75,7 +75,7 @@ func parseArguments(_ args: [String]) throws(CLIError) -> Parsed {
         case ("--json", _) where value == nil:
             inv.json = true
         case ("--status", .outbox):
-            guard let value, let s = MutationStatus.allCases.first(where: { $0.description == value }), s.isLive else {
+            guard let value, let s = MutationStatus.allCases.first(where: { $0.description == value }), !s.isEnded else {
                 throw .usage("--status must be pending, inflight or failed (ended mutations are not kept)")
             }
             inv.status = s

@@ -67,7 +67,7 @@ final class StoreReader {
         var out = [MutationRecord]()
         while try r.step() {
             let id = MutationID(bitPattern: r.int64(0))
-            guard let st = MutationStatus(rawValue: Int32(truncatingIfNeeded: r.int64(2))), st.isLive else {
+            guard let st = MutationStatus(rawValue: Int32(truncatingIfNeeded: r.int64(2))), !st.isEnded else {
                 throw .damaged("mutation \(id) has status \(r.int64(2)), not pending, inflight or failed")
             }
             guard let policy = FailurePolicy(rawValue: Int32(truncatingIfNeeded: r.int64(6))) else {
@@ -90,7 +90,7 @@ final class StoreReader {
         let r = try db.prepare("SELECT status, count(*) FROM mutations GROUP BY status")
         var out: [MutationStatus: Int] = [.pending: 0, .inflight: 0, .failed: 0]
         while try r.step() {
-            guard let st = MutationStatus(rawValue: Int32(truncatingIfNeeded: r.int64(0))), st.isLive else {
+            guard let st = MutationStatus(rawValue: Int32(truncatingIfNeeded: r.int64(0))), !st.isEnded else {
                 throw .damaged("a mutation has status \(r.int64(0)), not pending, inflight or failed")
             }
             out[st] = Int(r.int64(1))

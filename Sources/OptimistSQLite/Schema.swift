@@ -138,7 +138,7 @@ extension Schema {
         }
         while try rows.step() {
             let id = MutationID(bitPattern: rows.int64(0))
-            guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: rows.int64(1))), !status.isLive else {
+            guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: rows.int64(1))), status.isEnded else {
                 throw .corrupt("ended mutation \(id) has an unknown status")
             }
             if EndedChunks.chunk(of: id) != chunk {

@@ -39,7 +39,7 @@ enum SnapshotLoader {
         var text = [UInt8](), spans = [Range<Int>]()
         while try mutations.step() {
             let id = MutationID(bitPattern: mutations.int64(0))
-            guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: mutations.int64(2))), status.isLive,
+            guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: mutations.int64(2))), !status.isEnded,
                   let policy = FailurePolicy(rawValue: Int32(truncatingIfNeeded: mutations.int64(6))) else {
                 throw .corrupt("mutation \(id) has an unknown status or policy")
             }

@@ -32,7 +32,7 @@ func dump(_ s: Store, ended: inout [MutationID: UInt64]) throws(OptimistError) -
         }
         let status: MutationStatus
         do { status = try s.status(id) } catch { break }
-        if status.isLive {
+        if !status.isEnded {
             let m = try s.mutation(id)
             let st = status == .inflight ? MutationStatus.pending : status
             out += "M \(id) \(st) \(m.attempts) \(m.dedupeKey ?? "-") \(m.policy) \(m.lastError ?? "-") \(Op.encode(m.ops))\n"

@@ -32,7 +32,7 @@ struct Workload {
     /// Mostly a live mutation (so the live set stays small), sometimes any id ever handed out
     /// or one never handed out (to exercise the errors).
     mutating func pickID(_ store: Store) -> MutationID {
-        ids.removeAll { (try? store.status($0))?.isLive != true }
+        ids.removeAll { (try? store.status($0))?.isEnded != false }
         switch random.below(10) {
         case 0: return MutationID(1 + random.below(Int(ids.last ?? 1) + 2))
         default: return ids.isEmpty ? 1 : ids[random.below(ids.count)]

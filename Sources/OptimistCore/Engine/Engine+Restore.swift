@@ -60,7 +60,7 @@ extension Engine {
         for var r in inOrder ? s.mutations : s.mutations.sorted(by: { $0.id < $1.id }) {
             maxID = max(maxID, r.id)
             if r.status == .inflight { r.status = .pending }
-            guard r.status.isLive else { continue }
+            guard !r.status.isEnded else { continue }
             let m = LiveMutation(record: r)
             live[MutationKey(r.id)] = m
             // Old values first (the overlay's, or the confirmed record: only the records pending
@@ -110,7 +110,7 @@ extension Engine {
     /// theirs as they fold), by collection, read in bulk and without filling the cache.
     private func confirmedRecords(touchedBy mutations: [MutationRecord]) throws(OptimistError) -> [Key: [Key: Record]] {
         var keys: [Key: [Key]] = [:]
-        for r in mutations where r.ops.count == 1 && r.status.isLive {
+        for r in mutations where r.ops.count == 1 && !r.status.isEnded {
             keys[r.ops[0].collection, default: []].append(r.ops[0].key)
         }
         var out: [Key: [Key: Record]] = [:]
@@ -124,7 +124,7 @@ extension Engine {
     private func reserveOverlay(for mutations: [MutationRecord]) {
         guard mutations.count > 64 else { return }
         var ops: [Key: Int] = [:]
-        for r in mutations where r.status.isLive {
+        for r in mutations where !r.status.isEnded {
             for op in r.ops { ops[op.collection, default: 0] += 1 }
         }
         for (name, n) in ops {

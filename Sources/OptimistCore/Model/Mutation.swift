@@ -37,8 +37,13 @@ public enum MutationStatus: Int32, Sendable, CaseIterable, CustomStringConvertib
         }
     }
 
-    /// Whether the mutation still counts towards the visible state.
-    public var isLive: Bool { self == .pending || self == .inflight || self == .failed }
+    /// Whether the mutation has ended: committed or rolled back. A mutation that has not yet
+    /// ended (pending, inflight or failed) still counts towards the visible state.
+    public var isEnded: Bool { self == .committed || self == .rolledBack }
+
+    /// The old name of `!isEnded`: "live" was the engine's word for "not yet ended".
+    @available(*, deprecated, message: "use !isEnded (a mutation that has not yet ended)")
+    public var isLive: Bool { !isEnded }
 }
 
 /// What happens to a mutation that fails for good (permanently, or out of retries).

@@ -6,7 +6,7 @@ extension Store {
     /// - Throws: `.misuse` for `.committed` or `.rolledBack` (the store keeps nothing of
     ///   ended mutations but their status: see ``status(_:)``).
     public func mutations(status: MutationStatus? = nil) throws(OptimistError) -> [MutationRecord] {
-        if let status, !status.isLive {
+        if let status, status.isEnded {
             throw .misuse("only not-yet-ended mutations are kept: ask for pending, inflight or failed ones, not \(status)")
         }
         return try read { e in e.liveMutations(status: status) }
