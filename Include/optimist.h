@@ -466,6 +466,25 @@ int optimist_mutate_ext(optimist_store *s, const optimist_batch *b,
                         const optimist_mutate_options *opts, uint64_t *out_id);
 
 /*
+** One-op mutations, for the tap that puts one record: optimist_put is optimist_mutate of a
+** batch holding only optimist_batch_put(coll, key, json), and optimist_put_fields of one holding
+** only optimist_batch_put_fields(coll, key, fields, count), with no dedupe key and the default
+** policy, without a batch to build and free. Use optimist_mutate_ext for a dedupe key, another
+** policy or more than one op.
+**
+** The arguments are borrowed for the call and validated as the batch adders validate them; the
+** mutation's id goes to *out_id (out_id may be NULL).
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, coll, key or json NULL, fields
+** NULL with count > 0); OPTIMIST_INVALID (malformed JSON, not an object, not UTF-8, a number NaN
+** or infinite: nothing changes); OPTIMIST_IO (an earlier background write failed).
+*/
+int optimist_put(optimist_store *s, const char *coll, const char *key, const char *json,
+                 uint64_t *out_id);
+int optimist_put_fields(optimist_store *s, const char *coll, const char *key,
+                        const optimist_field *fields, size_t count, uint64_t *out_id);
+
+/*
 ** The authority accepted mutation id: the confirmed state becomes C := apply(ops, C), where ops
 ** are server_ops when given (the server's canonical result wins over the prediction) or, with
 ** server_ops NULL, the mutation's own ops (an own op that no longer applies, such as an incr of

@@ -69,7 +69,10 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         let a = RecordAddress(collection: collection, key: key)
         if !unwritten.isEmpty, let u = unwritten[a] { return u.value }
         if let hit = cache.lookup(a) { return hit }
-        let value = try mayBeInFile(a) ? fileRecord(a) : nil
+        // A key outside the file's key range (a new record: today's log, a fresh id) is
+        // answered by the bounds at once; caching that answer would cost more than it saves.
+        guard try mayBeInFile(a) else { return nil }
+        let value = try fileRecord(a)
         cache.insert(a, value)
         return value
     }

@@ -35,6 +35,37 @@ import Testing
         }
     }
 
+    /// Bytewise order from the bits of two short ASCII strings is the order of their bytes:
+    /// every pair of random strings of length 0 to 17 (so short, long and mixed pairs), over an
+    /// alphabet with NUL, DEL and a non-ASCII letter, and shared prefixes of every length.
+    @Test func comparisonIsTheOrderOfTheBytes() {
+        let alphabet = Array("\u{0}ab~\u{7F}Z09".utf8) + [0xC3, 0xA9]  // é split, rejoined below
+        var seed: UInt64 = 11
+        func next() -> Int { seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407; return Int(seed >> 33) }
+        func random() -> String {
+            var bytes = [UInt8]()
+            for _ in 0..<(next() % 18) {
+                let c = alphabet[next() % (alphabet.count - 1)]
+                bytes += c == 0xC3 ? [0xC3, 0xA9] : [c]
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        func expected(_ a: String, _ b: String) -> Int {
+            let x = Array(a.utf8), y = Array(b.utf8)
+            return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
+        }
+        var strings = (0..<400).map { _ in random() }
+        strings += (0...15).map { String(repeating: "k", count: $0) } + ["ab", "ab\u{0}", "ab\u{0}\u{0}", "a\u{7F}", "a~"]
+        var fromBits = 0
+        for a in strings {
+            for b in strings.prefix(120) + strings.suffix(21) {
+                #expect(compareBytes(a, b) == expected(a, b), "\(Array(a.utf8)) vs \(Array(b.utf8))")
+                if SmallString.compare(a, b) != nil { fromBits += 1 }
+            }
+        }
+        #expect(fromBits > 10_000)  // the fast path was really taken
+    }
+
     /// The coder's keys for field names hash short ASCII names from the string's bits; every
     /// name must get the very key (and byte hash) `Key(_:)` gives, or a field is not found.
     @Test func fieldKeysAreTheKeysOfTheirNames() {

@@ -10,10 +10,16 @@ public enum JSONWriter {
     }
 
     public static func string(_ record: Record) -> String {
+        String(decoding: bytes(record), as: UTF8.self)
+    }
+
+    /// The canonical JSON of `record` as UTF-8 bytes, for callers that copy them out (the C
+    /// ABI) and need no `String`.
+    package static func bytes(_ record: Record) -> [UInt8] {
         var out = [UInt8]()
-        out.reserveCapacity(64)
+        out.reserveCapacity(256)  // most records fit: one allocation, no regrowth
         writeObject(record, into: &out)
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     public static func write(_ value: JSON, into out: inout [UInt8]) {
@@ -44,12 +50,29 @@ public enum JSONWriter {
         out.append(UInt8(ascii: "{"))
         var first = true
         if sorted && o.count > 1 {
-            for k in o.keys.sorted() {
+            // The members sorted as pairs: sorting the names and looking each value up again
+            // would hash every name a second time. Records have few members, where an
+            // insertion sort costs a fraction of the general sort's setup.
+            var members = Array(o)
+            if members.count <= 16 {
+                for i in 1..<members.count {
+                    let m = members[i]
+                    var j = i
+                    while j > 0 && m.key < members[j - 1].key {
+                        members[j] = members[j - 1]
+                        j -= 1
+                    }
+                    members[j] = m
+                }
+            } else {
+                members.sort { $0.key < $1.key }
+            }
+            for (k, v) in members {
                 if !first { out.append(UInt8(ascii: ",")) }
                 first = false
                 writeString(k.string, into: &out)
                 out.append(UInt8(ascii: ":"))
-                write(o[k]!, into: &out, sorted: true)
+                write(v, into: &out, sorted: true)
             }
         } else {
             for (k, v) in o {

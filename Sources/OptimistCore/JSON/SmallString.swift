@@ -56,6 +56,28 @@
         #endif
     }
 
+    /// The bytewise three-way comparison of `a` and `b`, answered from the bits when both are
+    /// short ASCII strings (sorting a record's field names, ordering keys); nil otherwise.
+    /// The bytes after a short string's count are zero, so two words compared as big-endian
+    /// numbers order the bytes, and the count breaks a tie ("ab" before "ab\0").
+    @inlinable @inline(__always)
+    package static func compare(_ a: String, _ b: String) -> Int? {
+        #if _endian(little)
+        guard layoutVerified else { return nil }
+        let x = unsafeBitCast(a, to: (UInt64, UInt64).self), y = unsafeBitCast(b, to: (UInt64, UInt64).self)
+        let xFlags = UInt8(truncatingIfNeeded: x.1 >> 56), yFlags = UInt8(truncatingIfNeeded: y.1 >> 56)
+        guard xFlags & 0xF0 == 0xE0, yFlags & 0xF0 == 0xE0 else { return nil }
+        if x.0 != y.0 { return x.0.byteSwapped < y.0.byteSwapped ? -1 : 1 }
+        let low: UInt64 = 0x00FF_FFFF_FFFF_FFFF
+        let xRest = (x.1 & low).byteSwapped, yRest = (y.1 & low).byteSwapped
+        if xRest != yRest { return xRest < yRest ? -1 : 1 }
+        let xCount = xFlags & 0x0F, yCount = yFlags & 0x0F
+        return xCount == yCount ? 0 : (xCount < yCount ? -1 : 1)
+        #else
+        return nil
+        #endif
+    }
+
     /// Whether strings built here are bit for bit those the standard library builds.
     @usableFromInline package static let layoutVerified: Bool = {
         guard MemoryLayout<String>.size == 16 else { return false }

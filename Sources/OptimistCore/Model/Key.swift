@@ -83,7 +83,8 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
 
 /// Bytewise three-way comparison of two strings' UTF-8.
 @inlinable package func compareBytes(_ a: String, _ b: String) -> Int {
-    withBytes(a, b) { x, y in
+    if let answer = SmallString.compare(a, b) { return answer }
+    return withBytes(a, b) { x, y in
         let n = min(x.count, y.count)
         var i = 0
         while i < n {

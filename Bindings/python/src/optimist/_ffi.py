@@ -193,6 +193,8 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "optimist_mutate": (c_int, [_store, _batch, c_char_p, POINTER(c_uint64)]),
     "optimist_mutate_with_policy": (c_int, [_store, _batch, c_char_p, c_int, POINTER(c_uint64)]),
     "optimist_mutate_ext": (c_int, [_store, _batch, c_void_p, POINTER(c_uint64)]),
+    "optimist_put": (c_int, [_store, c_char_p, c_char_p, c_char_p, POINTER(c_uint64)]),
+    "optimist_put_fields": (c_int, [_store, c_char_p, c_char_p, POINTER(FieldStruct), c_size_t, POINTER(c_uint64)]),
     "optimist_commit": (c_int, [_store, c_uint64, _batch]),
     "optimist_rollback": (c_int, [_store, c_uint64, c_char_p]),
     "optimist_server_apply": (c_int, [_store, _batch]),

@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Tuple, Unio
 from . import _ffi
 from ._error import InvalidError
 from ._managed import Managed
-from ._util import check, cstr
+from ._util import check, coll_cstr, cstr
 
 __all__ = ["Op", "put", "patch", "delete", "incr", "OpLike", "Batch", "make_batch"]
 
@@ -103,7 +103,7 @@ class Op(Tuple[Any, ...]):
 
     def __new__(cls, kind: str, collection: str, key: str, value: Optional[Mapping[str, Any]] = None,
                 field: Optional[str] = None, delta: Optional[float] = None) -> "Op":
-        coll_b = cstr(collection, "collection")
+        coll_b = coll_cstr(collection)
         key_b = cstr(key, "key")
         args: Tuple[Any, ...]
         if kind == "put" or kind == "patch":

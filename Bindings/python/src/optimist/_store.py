@@ -11,6 +11,7 @@ fails with :class:`MisuseError`, from the C layer, the same way on every thread.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 from ctypes import byref, c_double, c_int, c_uint64, c_void_p
@@ -18,10 +19,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _ffi
 from ._error import MisuseError
-from ._ops import OpLike, make_batch
+from ._ops import Op, OpLike, make_batch
 from ._subscriptions import TRAMPOLINE, Callback, Subscription, call_changing, register, unregister
 from ._sync import SyncMixin
-from ._util import check, cstr, i64, opt_cstr, raise_for, u64
+from ._util import check, coll_cstr, cstr, i64, opt_cstr, raise_for, u64
 
 __all__ = ["Store"]
 
@@ -31,6 +32,8 @@ _DUPLICATE = _ffi.DUPLICATE
 _POLICIES = _ffi.POLICIES
 _STATUSES = _ffi.STATUSES
 _take = _ffi.take_string
+_string_at = ctypes.string_at
+_free = _ffi.lib.optimist_free
 _loads = json.loads
 
 _open = _lib.optimist_open
@@ -41,6 +44,7 @@ _client_id = _lib.optimist_client_id
 _set_retry_policy = _lib.optimist_set_retry_policy
 _mutate = _lib.optimist_mutate
 _mutate_with_policy = _lib.optimist_mutate_with_policy
+_put = _lib.optimist_put
 _commit = _lib.optimist_commit
 _rollback = _lib.optimist_rollback
 _server_apply = _lib.optimist_server_apply
@@ -188,8 +192,16 @@ class Store(SyncMixin):
         pol = _POLICIES.get(policy)
         if pol is None:
             raise MisuseError(f"policy must be 'rollback' or 'keep', not {policy!r}")
-        dk = None if dedupe_key is None else cstr(dedupe_key, "dedupe_key")
         out = c_uint64()
+        # The tap's shape, one put with the default options, needs no C batch: optimist_put.
+        if dedupe_key is None and pol == 0 and type(ops) is list and len(ops) == 1:
+            op = ops[0]
+            if type(op) is Op and op[0] == "put":
+                rc = call_changing("mutate", _put, self._h, *op[6], byref(out))
+                if rc:
+                    raise_for(rc)
+                return out.value
+        dk = None if dedupe_key is None else cstr(dedupe_key, "dedupe_key")
         with make_batch(ops) as b:
             if pol == 0:
                 rc = call_changing("mutate", _mutate, self._h, b, dk, byref(out))
@@ -248,18 +260,23 @@ class Store(SyncMixin):
     def _read_record(self, fn: Any, coll: str, key: str) -> Optional[Record]:
         """One record through `optimist_get` or `optimist_get_confirmed`; NOTFOUND is None."""
         out = c_void_p()
-        rc = fn(self._h, cstr(coll, "collection"), cstr(key, "key"), byref(out))
+        rc = fn(self._h, coll_cstr(coll), cstr(key, "key"), byref(out))
         if rc:
             if rc == _NOTFOUND:
                 return None
             raise_for(rc)
-        value: Record = _loads(_take(out))
+        addr = out.value
+        try:
+            text = _string_at(addr).decode("utf-8")
+        finally:
+            _free(addr)
+        value: Record = _loads(text)
         return value
 
     def is_pending(self, coll: str, key: str) -> bool:
         """Whether a pending, inflight or failed mutation touches the record."""
         out = c_int()
-        check(_is_pending(self._h, cstr(coll, "collection"), cstr(key, "key"), byref(out)))
+        check(_is_pending(self._h, coll_cstr(coll), cstr(key, "key"), byref(out)))
         return bool(out.value)
 
     def scan(self, coll: str, prefix: str = "", limit: int = 0) -> List[Tuple[str, Record]]:
@@ -269,7 +286,7 @@ class Store(SyncMixin):
         if limit < 0:
             raise MisuseError("limit must not be negative")
         out = c_void_p()
-        check(_scan(self._h, cstr(coll, "collection"), cstr(prefix, "prefix"), limit, byref(out)))
+        check(_scan(self._h, coll_cstr(coll), cstr(prefix, "prefix"), limit, byref(out)))
         return [(k, v) for k, v in _loads(_take(out))]
 
     def status(self, mid: int) -> str:
@@ -322,7 +339,7 @@ class Store(SyncMixin):
         :meth:`get` returns). An op that cannot apply on the value below it is skipped, as in
         the visible state."""
         out = c_void_p()
-        check(_explain(self._h, cstr(coll, "collection"), cstr(key, "key"), byref(out)))
+        check(_explain(self._h, coll_cstr(coll), cstr(key, "key"), byref(out)))
         explained: Dict[str, Any] = _loads(_take(out))
         return explained
 
@@ -369,14 +386,14 @@ class Store(SyncMixin):
     def mark_loaded(self, coll: str, from_key: str, to_key: str, at_ms: int) -> None:
         """Records that keys ``from_key..to_key`` (inclusive) of ``coll`` were loaded from the
         authority at ``at_ms``."""
-        check(call_changing("mark_loaded", _mark_loaded, self._h, cstr(coll, "collection"),
+        check(call_changing("mark_loaded", _mark_loaded, self._h, coll_cstr(coll),
                             cstr(from_key, "from_key"), cstr(to_key, "to_key"), i64(at_ms, "at_ms")))
 
     def needs_reload(self, coll: str, key: str, now_ms: int, max_age_ms: int) -> bool:
         """Whether ``key`` lies outside every loaded range of ``coll``, or only in ranges
         loaded more than ``max_age_ms`` before ``now_ms``."""
         out = c_int()
-        check(_needs_reload(self._h, cstr(coll, "collection"), cstr(key, "key"),
+        check(_needs_reload(self._h, coll_cstr(coll), cstr(key, "key"),
                             i64(now_ms, "now_ms"), i64(max_age_ms, "max_age_ms"), byref(out)))
         return bool(out.value)
 
@@ -386,7 +403,7 @@ class Store(SyncMixin):
         """Defines (or redefines) an aggregate over the visible records of ``coll`` whose key
         starts with ``prefix``: ``kind`` is ``"count"`` or ``"sum:<field>"``. It is kept up to
         date on every change; read it with :meth:`view_get`."""
-        check(_view_define(self._h, cstr(name, "name"), cstr(coll, "collection"),
+        check(_view_define(self._h, cstr(name, "name"), coll_cstr(coll),
                            cstr(prefix or "", "prefix"), cstr(kind, "kind")))
 
     def view_get(self, name: str) -> float:

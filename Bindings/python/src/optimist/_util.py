@@ -8,7 +8,7 @@ too-large int given for ``uint64_t``/``int64_t`` wraps around. Such arguments ra
 from __future__ import annotations
 
 import operator
-from typing import Optional
+from typing import Dict, Optional
 
 from . import _ffi
 from ._error import DuplicateError, InvalidError, MisuseError, error_for
@@ -49,6 +49,23 @@ def cstr(s: str, what: str) -> bytes:
         raise InvalidError(f"{what} is not valid UTF-8 text: {e}") from None
     if b"\0" in b:
         raise InvalidError(f"{what} must not contain a NUL character")
+    return b
+
+
+_COLLECTIONS: Dict[str, bytes] = {}
+
+
+def coll_cstr(coll: str) -> bytes:
+    """:func:`cstr` of a collection name, remembered: an app names a handful of collections
+    on every call, and encoding and checking the name again each time is a visible share of
+    a read. At most 1,024 names are kept; others are encoded each time."""
+    if type(coll) is str:
+        b = _COLLECTIONS.get(coll)
+        if b is not None:
+            return b
+    b = cstr(coll, "collection")
+    if type(coll) is str and len(_COLLECTIONS) < 1024:
+        _COLLECTIONS[coll] = b
     return b
 
 
