@@ -824,8 +824,8 @@ static void part_catchup(const char *workdir, const char *url) {
     /* ---- 6 -------------------------------------------------------------------------------- */
     section("6. Reload vs optimistic, measured on this machine");
     note("Per tap: reload = SQLite INSERT of the log + SELECT every log + recount today (WAL,\n"
-         "   synchronous=NORMAL, prepared statements); optimistic = optimist_mutate (the record as typed\n"
-         "   fields) on a file-backed store + the view read. ~100-byte logs, 300 taps each, medians: the\n"
+         "   synchronous=NORMAL, prepared statements); optimistic = optimist_put_fields (a one-op mutation,\n"
+         "   the record as typed fields) on a file-backed store + the view read. ~100-byte logs, 300 taps each, medians: the\n"
          "   benchmark's own code (Benchmarks/C); Benchmarks/run measures it more carefully (BENCHMARKS.md).");
     const int reps = 300;
     const int sizes[] = {1000, 10000};

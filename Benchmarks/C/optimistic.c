@@ -57,19 +57,15 @@ void log_fields(optimist_field f[5], const char *day, const char *habit, long lo
 double optimistic_tap(optimist_store *s, const char *day, const char *habit, int seq, int json, uint64_t *id) {
     char key[32];
     log_key(key, day, habit);
-    optimist_batch *b = NULL;
-    ok(optimist_batch_new(&b), "batch_new");
     if (json) {
         char text[256];
         log_json(text, sizeof text, day, habit, seq);
-        ok(optimist_batch_put(b, "logs", key, text), "batch_put");
+        ok(optimist_put(s, "logs", key, text, id), "put");
     } else {
         optimist_field f[5];
         log_fields(f, day, habit, seq);
-        ok(optimist_batch_put_fields(b, "logs", key, f, 5), "batch_put_fields");
+        ok(optimist_put_fields(s, "logs", key, f, 5, id), "put_fields");
     }
-    ok(optimist_mutate(s, b, NULL, id), "mutate");
-    optimist_batch_free(b);
     double v = 0;
     ok(optimist_view_get(s, "today", &v), "view_get");
     return v;

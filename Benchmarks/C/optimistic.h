@@ -17,8 +17,8 @@ optimist_store *optimistic_open(const char *path, int n, int *file_backed);
 void log_fields(optimist_field f[5], const char *day, const char *habit, long long seq);
 
 /* One optimistic tap: format the key, fill the record's fields (or, with `json`, format the
- * record as JSON), build the batch, mutate, read the view. Returns today's count; *id gets the
- * mutation's id. */
+ * record as JSON), put it as a one-op mutation (optimist_put_fields / optimist_put: no batch to
+ * build), read the view. Returns today's count; *id gets the mutation's id. */
 double optimistic_tap(optimist_store *s, const char *day, const char *habit, int seq, int json, uint64_t *id);
 
 #endif
