@@ -79,9 +79,13 @@ extern "C" {
 ** These two lines are the one place the version is written: the build reads the library's
 ** version (its file name liboptimist.so.MAJOR.MINOR.PATCH, the CMake package's version,
 ** optimist_version()) and the Python package's version from them.
+**
+** 1.1.0 added optimist_mutate_ext (optimist_mutate_options), optimist_put, optimist_put_fields
+** and version 2 of optimist_open_options (the retry policy at open). Nothing was removed or
+** changed: the SONAME stays liboptimist.so.1.
 */
-#define OPTIMIST_VERSION        "1.0.0"
-#define OPTIMIST_VERSION_NUMBER 1000000
+#define OPTIMIST_VERSION        "1.1.0"
+#define OPTIMIST_VERSION_NUMBER 1001000
 
 /*
 ** RESULT CODES
