@@ -81,7 +81,7 @@ extern "C" {
 ** optimist_version()) and the Python package's version from them.
 **
 ** 1.1.0 added optimist_mutate_ext (optimist_mutate_options), optimist_put, optimist_put_fields
-** and version 2 of optimist_open_options (the retry policy at open). Nothing was removed or
+** and the retry policy at open (optimist_open_options version 2). Nothing was removed or
 ** changed: the SONAME stays liboptimist.so.1.
 */
 #define OPTIMIST_VERSION        "1.1.0"
