@@ -8,22 +8,23 @@ import Optimist
 @_cdecl("optimist_put")
 public func optimist_put(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                          _ json: UnsafePointer<CChar>?, _ outID: UnsafeMutablePointer<UInt64>?) -> Int32 {
-    guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        let op = Op.put(collection: try key(coll, "coll"), key: try key(k, "key"), value: try record(json, "json"))
-        let id = try s.mutate([op])
-        outID?.pointee = id
-    }
+    putOne(handle, coll, k, outID) { () throws(OptimistError) in try record(json, "json") }
 }
 
 @_cdecl("optimist_put_fields")
 public func optimist_put_fields(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                                 _ fields: UnsafePointer<optimist_field>?, _ count: Int,
                                 _ outID: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    putOne(handle, coll, k, outID) { () throws(OptimistError) in try record(fields: fields, count: count) }
+}
+
+/// Checks the store and the address, then mutates with one put of the record `value` makes
+/// (validated in the order the batch adders use: collection, key, record).
+private func putOne(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
+                    _ outID: UnsafeMutablePointer<UInt64>?, _ value: () throws(OptimistError) -> Record) -> Int32 {
     guarded { () throws(OptimistError) in
         let s = try store(handle)
-        let op = Op.put(collection: try key(coll, "coll"), key: try key(k, "key"), value: try record(fields: fields, count: count))
-        let id = try s.mutate([op])
-        outID?.pointee = id
+        let op = Op.put(collection: try key(coll, "coll"), key: try key(k, "key"), value: try value())
+        outID?.pointee = try s.mutate([op])
     }
 }

@@ -33,27 +33,35 @@
         return w
     }
 
+    /// The two words and the byte count of `s` when it is a short ASCII string and the layout
+    /// checks out; nil otherwise (always nil on a big-endian machine).
+    @inlinable @inline(__always)
+    package static func asciiBits(_ s: String) -> (words: (UInt64, UInt64), count: Int)? {
+        #if _endian(little)
+        guard layoutVerified else { return nil }
+        let w = unsafeBitCast(s, to: (UInt64, UInt64).self)
+        // The last byte of a short ASCII string: 0xE0 | count (after `words(_:)`, little-endian).
+        let flags = UInt8(truncatingIfNeeded: w.1 >> 56)
+        guard flags & 0xF0 == 0xE0 else { return nil }
+        return (w, Int(flags & 0x0F))
+        #else
+        return nil
+        #endif
+    }
+
     /// Whether `s` starts with `prefix`, answered from the bits when both are short ASCII
     /// strings (a view's prefix test on every change); nil otherwise.
     @inlinable @inline(__always)
     package static func hasPrefix(_ s: String, _ prefix: String) -> Bool? {
-        #if _endian(little)
-        guard layoutVerified else { return nil }
-        let a = unsafeBitCast(s, to: (UInt64, UInt64).self), p = unsafeBitCast(prefix, to: (UInt64, UInt64).self)
-        // The last byte of a short ASCII string: 0xE0 | count (after `words(_:)`, little-endian).
-        let aFlags = UInt8(truncatingIfNeeded: a.1 >> 56), pFlags = UInt8(truncatingIfNeeded: p.1 >> 56)
-        guard aFlags & 0xF0 == 0xE0, pFlags & 0xF0 == 0xE0 else { return nil }
-        let n = Int(pFlags & 0x0F)
-        guard n <= Int(aFlags & 0x0F) else { return false }
+        guard let a = asciiBits(s), let p = asciiBits(prefix) else { return nil }
+        let n = p.count
+        guard n <= a.count else { return false }
         if n <= 8 {
             let mask: UInt64 = n == 8 ? ~0 : (1 &<< UInt64(n &* 8)) &- 1
-            return (a.0 ^ p.0) & mask == 0
+            return (a.words.0 ^ p.words.0) & mask == 0
         }
         let mask: UInt64 = (1 &<< UInt64((n &- 8) &* 8)) &- 1
-        return a.0 == p.0 && (a.1 ^ p.1) & mask == 0
-        #else
-        return nil
-        #endif
+        return a.words.0 == p.words.0 && (a.words.1 ^ p.words.1) & mask == 0
     }
 
     /// The bytewise three-way comparison of `a` and `b`, answered from the bits when both are
@@ -62,20 +70,12 @@
     /// numbers order the bytes, and the count breaks a tie ("ab" before "ab\0").
     @inlinable @inline(__always)
     package static func compare(_ a: String, _ b: String) -> Int? {
-        #if _endian(little)
-        guard layoutVerified else { return nil }
-        let x = unsafeBitCast(a, to: (UInt64, UInt64).self), y = unsafeBitCast(b, to: (UInt64, UInt64).self)
-        let xFlags = UInt8(truncatingIfNeeded: x.1 >> 56), yFlags = UInt8(truncatingIfNeeded: y.1 >> 56)
-        guard xFlags & 0xF0 == 0xE0, yFlags & 0xF0 == 0xE0 else { return nil }
-        if x.0 != y.0 { return x.0.byteSwapped < y.0.byteSwapped ? -1 : 1 }
-        let low: UInt64 = 0x00FF_FFFF_FFFF_FFFF
-        let xRest = (x.1 & low).byteSwapped, yRest = (y.1 & low).byteSwapped
+        guard let x = asciiBits(a), let y = asciiBits(b) else { return nil }
+        if x.words.0 != y.words.0 { return x.words.0.byteSwapped < y.words.0.byteSwapped ? -1 : 1 }
+        let low: UInt64 = 0x00FF_FFFF_FFFF_FFFF  // the bytes, without the flags byte
+        let xRest = (x.words.1 & low).byteSwapped, yRest = (y.words.1 & low).byteSwapped
         if xRest != yRest { return xRest < yRest ? -1 : 1 }
-        let xCount = xFlags & 0x0F, yCount = yFlags & 0x0F
-        return xCount == yCount ? 0 : (xCount < yCount ? -1 : 1)
-        #else
-        return nil
-        #endif
+        return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
     }
 
     /// Whether strings built here are bit for bit those the standard library builds.
