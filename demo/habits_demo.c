@@ -713,16 +713,6 @@ static void part_offline(const char *workdir, const char *url, const char *self)
  * workload, the same SQLite reload, the same tap as Benchmarks/run, fewer repetitions.
  * ---------------------------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void progress(const char *what, int done, int total) {
     if (!isatty(STDOUT_FILENO)) return;
     printf("\r     %-44s %4d/%d", what, done, total);
@@ -742,25 +732,25 @@ static void reload_vs_optimistic(const char *workdir, int n, int reps, double *r
     int file_backed = 0;
     optimist_store *s = optimistic_open(path, n, &file_backed);
     check(file_backed, "the optimistic side runs on a store file (%s)", path);
-    double *tr = malloc(sizeof(double) * (size_t)reps), *to = malloc(sizeof(double) * (size_t)reps);
+    uint64_t *tr = malloc(sizeof *tr * (size_t)reps), *to = malloc(sizeof *to * (size_t)reps);
     int done = 0;
     for (int block = 0; block < 10; block++) {
         int from = done, to_ = block == 9 ? reps : reps * (block + 1) / 10;
         for (int seq = from; seq < to_; seq++) {
             char day[16], habit[16];
             tap_pick(seq, n, day, habit);
-            double t0 = now_us();
+            uint64_t t0 = now_ns();
             *reload_count = reload_tap(r, day, habit, seq);
-            tr[seq] = now_us() - t0;
+            tr[seq] = now_ns() - t0;
             reload_undo(r, seq);
         }
         for (int seq = from; seq < to_; seq++) {
             char day[16], habit[16];
             uint64_t id = 0;
             tap_pick(seq, n, day, habit);
-            double t0 = now_us();
+            uint64_t t0 = now_ns();
             *opt_count = optimistic_tap(s, day, habit, seq, 0, &id);
-            to[seq] = now_us() - t0;
+            to[seq] = now_ns() - t0;
             MUST(optimist_rollback(s, id, NULL));
         }
         done = to_;
@@ -768,8 +758,8 @@ static void reload_vs_optimistic(const char *workdir, int n, int reps, double *r
     }
     reload_close(r);
     MUST(optimist_close(s));
-    *reload_us = median(tr, reps);
-    *opt_us = median(to, reps);
+    *reload_us = summarize(tr, (size_t)reps).median;
+    *opt_us = summarize(to, (size_t)reps).median;
     free(tr);
     free(to);
 }

@@ -70,6 +70,20 @@ static inline uint64_t mutate_incr(optimist_store *s, const char *coll, const ch
     return id;
 }
 
+/* A mutation's status (-1 after a failed check). */
+static inline int status_of(optimist_store *s, uint64_t id) {
+    int st = -1;
+    CHECK_OK(optimist_status(s, id, &st));
+    return st;
+}
+
+/* How many mutations have not yet ended. */
+static inline uint64_t pending_count(optimist_store *s) {
+    uint64_t n = 0;
+    CHECK_OK(optimist_pending_count(s, &n));
+    return n;
+}
+
 /* Checks that the visible record at coll/key is exactly `want` (canonical JSON). */
 #define CHECK_GET(s, coll, key, want)                                                    \
     do {                                                                                 \

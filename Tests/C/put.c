@@ -9,18 +9,6 @@
 #include <math.h>
 #include <unistd.h>
 
-static int pending_count(optimist_store *s) {
-    uint64_t n = 0;
-    CHECK_OK(optimist_pending_count(s, &n));
-    return (int)n;
-}
-
-static int status_of(optimist_store *s, uint64_t id) {
-    int st = -1;
-    CHECK_OK(optimist_status(s, id, &st));
-    return st;
-}
-
 /* A put is a pending mutation of its own: the next id, rolled back exactly like a batch's. */
 static void a_mutation_of_one_put(void) {
     optimist_store *s = open_memory();

@@ -16,7 +16,7 @@
 #ifndef OPTIMIST_TEST_SYNC_FAKE_H
 #define OPTIMIST_TEST_SYNC_FAKE_H
 
-#include "check.h"
+#include "fixtures.h" /* status_of, pending_count */
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -380,18 +380,6 @@ static inline int wait_idle(optimist_store *s) {
         optimist_free(json);
     }
     return idle == 1;
-}
-
-static inline int status_of(optimist_store *s, uint64_t id) {
-    int st = -1;
-    CHECK_OK(optimist_status(s, id, &st));
-    return st;
-}
-
-static inline uint64_t pending_count(optimist_store *s) {
-    uint64_t n = 0;
-    CHECK_OK(optimist_pending_count(s, &n));
-    return n;
 }
 
 /* Whether the status JSON has "state":"<state>". */
