@@ -11,7 +11,6 @@ fails with :class:`MisuseError`, from the C layer, the same way on every thread.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 from ctypes import byref, c_double, c_int, c_uint64, c_void_p
@@ -32,8 +31,6 @@ _DUPLICATE = _ffi.DUPLICATE
 _POLICIES = _ffi.POLICIES
 _STATUSES = _ffi.STATUSES
 _take = _ffi.take_string
-_string_at = ctypes.string_at
-_free = _ffi.lib.optimist_free
 _loads = json.loads
 
 _open = _lib.optimist_open
@@ -265,12 +262,7 @@ class Store(SyncMixin):
             if rc == _NOTFOUND:
                 return None
             raise_for(rc)
-        addr = out.value
-        try:
-            text = _string_at(addr).decode("utf-8")
-        finally:
-            _free(addr)
-        value: Record = _loads(text)
+        value: Record = _loads(_take(out))
         return value
 
     def is_pending(self, coll: str, key: str) -> bool:
