@@ -10,6 +10,8 @@ import Optimist
 /// - `get-miss`: random gets on a 1M-record store file (built once in DIR);
 /// - `tap-1m`: the storage bench's tap on that file;
 /// - `mutate-new`, `commit`, `apply`: 20k calls on a file-backed store of 1k records.
+/// - `typed-get`, `typed-put`, `hand-get`, `hand-put`: the typed bench's calls (a `HabitLog`
+///   through a typed collection, or its record built and read by hand) on 1k records in memory.
 enum Probe {
     static let coll: Key = "logs"
 
@@ -20,6 +22,7 @@ enum Probe {
         case "mutate-new", "commit", "apply": try taps(name, dir: dir)
         case "tap-1m": try tap1M(dir: dir)
         case "batch", "batch-whole", "batch-file", "batch-file-whole": try batches(name, dir: dir)
+        case "typed-get", "typed-put", "hand-get", "hand-put": try typed(name)
         default: note("unknown probe \(name)"); exit(2)
         }
     }
@@ -150,6 +153,29 @@ enum Probe {
             for i in 0..<20_000 { ns.append(timeNs { _ = try? store.get("logs", ReadersBench.key((i &* 7919) % ReadersBench.records)) }) }
             note("probe \(name) get pass \(pass): p50 \(Summary(ns: ns).median) µs; cache \(store.cacheUsage)")
         }
+        try store.close()
+    }
+
+    /// The typed bench's get or put, 20k times over 1k in-memory records (puts committed untimed).
+    static func typed(_ name: String) throws {
+        let store = Store()
+        let logs = store.collection("logs", of: TypedBench.HabitLog.self)
+        let values = (0..<1024).map(TypedBench.log)
+        for i in 0..<1024 { try logs.put(values[i], at: TypedBench.key(i)) }
+        for m in try store.mutations() { try store.commit(m.id) }
+        let items = (0..<20_000).map { $0 % 1024 }
+        var sink = 0
+        var ids = [MutationID]()
+        ids.reserveCapacity(items.count)
+        let ns: [UInt64]
+        switch name {
+        case "typed-get": ns = try loop(items) { i in sink &+= try logs.get(TypedBench.key(i))?.minutes ?? 0 }
+        case "hand-get": ns = try loop(items) { i in sink &+= try store.get(coll, TypedBench.key(i)).map(TypedBench.byHand)?.minutes ?? 0 }
+        case "typed-put": ns = try loop(items) { i in ids.append(try logs.put(values[i], at: TypedBench.key(i))) }
+        default: ns = try loop(items) { i in ids.append(try store.mutate([.put(collection: coll, key: TypedBench.key(i), value: try TypedBench.byHand(values[i]))])) }
+        }
+        for id in ids { try store.commit(id) }
+        note("probe \(name): p50 \(Summary(ns: ns).median) µs [\(sink & 1)]")
         try store.close()
     }
 }

@@ -41,15 +41,20 @@ func reloadVsOptimistic(n: Int, full: Bool, dir: String) throws {
 
     let reload = SQLiteReload(path: "\(dir)/reload-swift-\(n).db", n: n)
     let opt = try OptimisticFlow(path: "\(dir)/opt-swift-\(n).optimist", n: n)
-    var rs = [UInt64](), os = [UInt64]()
-    var reloadCount = 0, viewCount = 0.0, rseq = 0, oseq = 0
+    var rs = [UInt64](), ls = [UInt64](), os = [UInt64]()
+    var reloadCount = 0, leanCount = 0, viewCount = 0.0, rseq = 0, oseq = 0
     for block in -1..<blocks {  // block -1: warm-up, discarded
-        for _ in 0..<(block < 0 ? max(2, reloadReps / 10) : reloadReps / blocks) {
-            let p = Workload.pick(rseq, n: n)
-            let t = timeNs { reloadCount = reload.tap(day: p.day, habit: p.habit, seq: rseq) }
-            reload.undo(rseq)
-            rseq += 1
-            if block >= 0 { rs.append(t) }
+        // Both reloads in each block: the heavy one (every column), then the lean one.
+        for lean in [false, true] {
+            for _ in 0..<(block < 0 ? max(2, reloadReps / 10) : reloadReps / blocks) {
+                let p = Workload.pick(rseq, n: n)
+                var c = 0
+                let t = timeNs { c = reload.tap(day: p.day, habit: p.habit, seq: rseq, lean: lean) }
+                if lean { reload.undoLean(rseq) } else { reload.undo(rseq) }
+                rseq += 1
+                if lean { leanCount = c } else { reloadCount = c }
+                if block >= 0 { if lean { ls.append(t) } else { rs.append(t) } }
+            }
         }
         for _ in 0..<(block < 0 ? optReps / 10 : optReps / blocks) {
             var id: MutationID = 0
@@ -61,12 +66,12 @@ func reloadVsOptimistic(n: Int, full: Bool, dir: String) throws {
         }
     }
     try opt.close()
-    precondition(Double(reloadCount) == viewCount, "reload counted \(reloadCount), the view says \(viewCount)")
+    precondition(Double(reloadCount) == viewCount && leanCount == reloadCount,
+                 "the reloads counted \(reloadCount) and \(leanCount), the view says \(viewCount)")
 
-    let r = Summary(ns: rs), o = Summary(ns: os)
-    for (kind, sum) in [("reload", r), ("optimistic", o)] {
+    for (kind, sum) in [("reload", Summary(ns: rs)), ("reload_lean", Summary(ns: ls)), ("optimistic", Summary(ns: os))] {
         emit([("section", .str("reload_vs_optimistic")), ("host", .str("swift")), ("kind", .str(kind)), ("n", .int(n)),
-              ("store", .str(kind == "reload" ? "sqlite" : (opt.fileBacked ? "file" : "memory"))),
+              ("store", .str(kind.hasPrefix("reload") ? "sqlite" : (opt.fileBacked ? "file" : "memory"))),
               ("today_count", .int(reloadCount))] + sum.fields)
     }
 }
