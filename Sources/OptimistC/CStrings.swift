@@ -65,15 +65,6 @@ func handOut(_ s: String) throws(OptimistError) -> UnsafeMutablePointer<CChar> {
     return copy
 }
 
-/// A malloc'd NUL-terminated copy of `bytes` (canonical JSON: never a NUL byte inside) for
-/// the caller to free with `optimist_free`.
-func handOut(bytes: [UInt8]) throws(OptimistError) -> UnsafeMutablePointer<CChar> {
-    guard let copy = malloc(bytes.count + 1)?.assumingMemoryBound(to: CChar.self) else { throw .internal("out of memory") }
-    bytes.withUnsafeBytes { UnsafeMutableRawPointer(copy).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-    copy[bytes.count] = 0
-    return copy
-}
-
 /// Checks a required out-parameter.
 func out<T>(_ p: UnsafeMutablePointer<T>?, _ what: StaticString) throws(OptimistError) -> UnsafeMutablePointer<T> {
     guard let p else { throw .misuse("\(what) is NULL") }

@@ -22,7 +22,8 @@ private func getRecord(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, 
         let out = try out(outJSON, "out_json")
         let r = confirmed ? try s.confirmed(c, k) : try s.get(c, k)
         guard let r else { throw .notFound("no record \(k) in \(c)") }
-        out.pointee = try handOut(bytes: JSONWriter.bytes(r))
+        guard let text = JSONWriter.cString(r) else { throw .internal("out of memory") }
+        out.pointee = text
     }
 }
 

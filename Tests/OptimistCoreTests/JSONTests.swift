@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import OptimistCore
 
@@ -5,6 +8,34 @@ import Testing
     @Test func parsesAndWritesCanonically() throws {
         let v = try JSONParser.parse(#" { "b" : [1, 2.5, -0, 1e3, true, null], "a" : "x\"\u00e9\n" } "#)
         #expect(JSONWriter.string(v) == #"{"a":"x\"é\n","b":[1,2.5,0,1000,true,null]}"#)
+    }
+
+    /// The C ABI's records are written into a malloc'd buffer (``MallocBytes``) instead of an
+    /// array: the same text for every record, from empty to one that outgrows the first
+    /// allocation many times over, with every escape and number form.
+    @Test(arguments: [0, 1, 5, 40, 2_000])
+    func cStringIsTheCanonicalText(_ members: Int) throws {
+        var record = Record()
+        for i in 0..<members {
+            let value: JSON
+            switch i % 6 {
+            case 0: value = .string("line \(i)\n\t\"quoted\" \\ \u{1} é")
+            case 1: value = .number(Double(i) * 1.5)
+            case 2: value = .number(-Double(i))
+            case 3: value = .array([.bool(true), .null, .object([Key("k\(i)"): .string(String(repeating: "x", count: i))])])
+            case 4: value = .bool(false)
+            default: value = .number(1e300)
+            }
+            record[Key("m\(i)")] = value
+        }
+        guard let c = JSONWriter.cString(record) else {
+            Issue.record("out of memory")
+            return
+        }
+        defer { free(c) }
+        let text = String(cString: c)
+        #expect(text == JSONWriter.string(.object(record)))
+        #expect(try JSONParser.parse(text) == .object(record))
     }
 
     @Test func sortsMembersBytewise() throws {

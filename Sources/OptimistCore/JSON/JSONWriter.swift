@@ -22,31 +22,28 @@ public enum JSONWriter {
         return out
     }
 
-    public static func write(_ value: JSON, into out: inout [UInt8]) {
-        switch value {
-        case .null: out.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
-        case .bool(let b): out.append(contentsOf: b ? Array("true".utf8) : Array("false".utf8))
-        case .number(let d): writeNumber(d, into: &out)
-        case .string(let s): writeString(s, into: &out)
-        case .array(let items):
-            out.append(UInt8(ascii: "["))
-            for (n, v) in items.enumerated() {
-                if n > 0 { out.append(UInt8(ascii: ",")) }
-                write(v, into: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        case .object(let o): writeObject(o, into: &out)
-        }
+    /// The canonical JSON of `record` as a `malloc`'d NUL-terminated string (the C ABI's
+    /// records: the caller frees it), nil when memory ran out.
+    package static func cString(_ record: Record) -> UnsafeMutablePointer<CChar>? {
+        var out = MallocBytes(capacity: 256)  // most records fit: one allocation, no regrowth
+        writeObject(record, into: &out, sorted: true)
+        return out.takeCString()
     }
+
+    public static func write(_ value: JSON, into out: inout [UInt8]) { write(value, into: &out, sorted: true) }
 
     public static func writeObject(_ o: [Key: JSON], into out: inout [UInt8]) {
         writeObject(o, into: &out, sorted: true)
     }
 
+    public static func writeNumber(_ d: Double, into out: inout [UInt8]) { emitNumber(d, into: &out) }
+
+    public static func writeString(_ s: String, into out: inout [UInt8]) { emitString(s, into: &out) }
+
     /// An object's members in canonical (bytewise) order, or, with `sorted: false`, in the
     /// dictionary's own order: for bytes only the engine reads back (an in-memory store's
     /// records), where sorting the names would be most of the cost of writing a record.
-    package static func writeObject(_ o: [Key: JSON], into out: inout [UInt8], sorted: Bool) {
+    package static func writeObject<S: JSONByteSink>(_ o: [Key: JSON], into out: inout S, sorted: Bool) {
         out.append(UInt8(ascii: "{"))
         var first = true
         if sorted && o.count > 1 {
@@ -70,7 +67,7 @@ public enum JSONWriter {
             for (k, v) in members {
                 if !first { out.append(UInt8(ascii: ",")) }
                 first = false
-                writeString(k.string, into: &out)
+                emitString(k.string, into: &out)
                 out.append(UInt8(ascii: ":"))
                 write(v, into: &out, sorted: true)
             }
@@ -78,7 +75,7 @@ public enum JSONWriter {
             for (k, v) in o {
                 if !first { out.append(UInt8(ascii: ",")) }
                 first = false
-                writeString(k.string, into: &out)
+                emitString(k.string, into: &out)
                 out.append(UInt8(ascii: ":"))
                 write(v, into: &out, sorted: sorted)
             }
@@ -86,29 +83,39 @@ public enum JSONWriter {
         out.append(UInt8(ascii: "}"))
     }
 
-    static func write(_ value: JSON, into out: inout [UInt8], sorted: Bool) {
-        if case .object(let o) = value { writeObject(o, into: &out, sorted: sorted) } else if case .array(let items) = value, !sorted {
+    /// Any value; objects inside it sorted or not as `writeObject` says.
+    static func write<S: JSONByteSink>(_ value: JSON, into out: inout S, sorted: Bool) {
+        switch value {
+        case .null: literal("null", into: &out)
+        case .bool(let b): literal(b ? "true" : "false", into: &out)
+        case .number(let d): emitNumber(d, into: &out)
+        case .string(let s): emitString(s, into: &out)
+        case .array(let items):
             out.append(UInt8(ascii: "["))
             for (n, v) in items.enumerated() {
                 if n > 0 { out.append(UInt8(ascii: ",")) }
-                write(v, into: &out, sorted: false)
+                write(v, into: &out, sorted: sorted)
             }
             out.append(UInt8(ascii: "]"))
-        } else {
-            write(value, into: &out)
+        case .object(let o): writeObject(o, into: &out, sorted: sorted)
         }
     }
 
-    public static func writeNumber(_ d: Double, into out: inout [UInt8]) {
+    @inline(__always) static func literal<S: JSONByteSink>(_ text: StaticString, into out: inout S) {
+        text.withUTF8Buffer { out.append(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    static func emitNumber<S: JSONByteSink>(_ d: Double, into out: inout S) {
         if d.rounded(.towardZero) == d && abs(d) < 9_007_199_254_740_992 {
             writeInteger(Int64(d), into: &out)
         } else {
-            out.append(contentsOf: d.description.utf8)
+            var text = d.description
+            text.withUTF8 { out.append(bytes: UnsafeRawBufferPointer($0)) }
         }
     }
 
     /// Decimal digits without building a `String` first.
-    static func writeInteger(_ n: Int64, into out: inout [UInt8]) {
+    static func writeInteger<S: JSONByteSink>(_ n: Int64, into out: inout S) {
         if n < 0 { out.append(UInt8(ascii: "-")) }
         var m = n.magnitude
         if m < 10 { out.append(UInt8(ascii: "0") + UInt8(m)); return }
@@ -120,19 +127,19 @@ public enum JSONWriter {
                 m /= 10
                 count += 1
             }
-            out.append(contentsOf: buf[(24 - count)...])
+            out.append(bytes: UnsafeRawBufferPointer(rebasing: buf[(24 - count)...]))
         }
     }
 
     static let hexDigits = Array("0123456789abcdef".utf8)
 
-    public static func writeString(_ s: String, into out: inout [UInt8]) {
+    static func emitString<S: JSONByteSink>(_ s: String, into out: inout S) {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { bytes in
             // Most strings need no escape: copy them whole.
             guard bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
-                out.append(contentsOf: bytes)
+                out.append(bytes: UnsafeRawBufferPointer(bytes))
                 return
             }
             for c in bytes {
@@ -143,7 +150,7 @@ public enum JSONWriter {
                 case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
                 case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
                 case 0..<0x20:
-                    out.append(contentsOf: [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                    literal("\\u00", into: &out)
                     out.append(hexDigits[Int(c >> 4)])
                     out.append(hexDigits[Int(c & 15)])
                 default: out.append(c)

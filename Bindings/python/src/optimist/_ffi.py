@@ -258,18 +258,35 @@ def _bind(dll: ctypes.CDLL, path: str) -> None:
 lib, library_path = load_library()
 _bind(lib, library_path)
 
-_free = lib.optimist_free
+
+
+def unchecked(name: str) -> Any:
+    """``name`` bound a second time, with its ``restype`` only: for the hot calls (get, put).
+
+    With ``argtypes`` set, ctypes runs every argument through its type's ``from_param`` on
+    every call, a third of a cached get's time in the binding. The callers of an unchecked
+    function pass arguments that already are C values: the handle as the store's
+    ``c_void_p``, strings as ``bytes``, out-parameters through ``byref``. (A bare ``int``
+    would go as a C ``int`` and cut a pointer to 32 bits: never pass one.) The typed binding
+    in :data:`SIGNATURES` stays for every other caller and for the header test.
+    """
+    fn = lib[name]  # item access makes a new function object; lib.<name> keeps its argtypes
+    fn.restype = SIGNATURES[name][0]
+    return fn
+
+
+_free = unchecked("optimist_free")
 
 
 def take_string(p: c_void_p) -> str:
     """Copies a library-owned string out (UTF-8) and frees it with ``optimist_free``."""
-    addr = p.value
-    if not addr:
+    if not p.value:
         return ""
     try:
-        return ctypes.string_at(addr).decode("utf-8")
+        # The pointer read in place as a char *: no foreign call, where string_at is one.
+        return c_char_p.from_buffer(p).value.decode("utf-8")  # type: ignore[union-attr]
     finally:
-        _free(addr)
+        _free(p)
 
 
 def last_error() -> Optional[str]:
