@@ -41,7 +41,8 @@ valgrind --tool=callgrind --callgrind-out-file="$work/c.out" --toggle-collect='s
 echo "library: $lib"
 printf '%-34s %14s\n' "step" "instructions"
 callgrind_annotate --inclusive=yes "$work/c.out" | awk -v reps="$reps" '
-    / \?\?\?:step_/ { n = $1; gsub(",", "", n); name = $3; sub(/^\?\?\?:step_/, "", name);
+    / \?\?\?:step_/ { n = $1; gsub(",", "", n); for (f = 2; f <= NF; f++) if ($f ~ /^\?\?\?:step_/) name = $f;
+                      sub(/^\?\?\?:step_/, "", name);
                       printf "C %-32s %14.0f\n", name, n / reps }'
 
 # The Python rows: total instructions with REPS calls minus with none.

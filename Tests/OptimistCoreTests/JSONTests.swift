@@ -36,6 +36,11 @@ import Testing
         let text = String(cString: c)
         #expect(text == JSONWriter.string(.object(record)))
         #expect(try JSONParser.parse(text) == .object(record))
+        // The members in bytewise order of their names, built here without the writer's sort
+        // (which takes another path above 16 members).
+        let names = record.keys.sorted { Array($0.string.utf8).lexicographicallyPrecedes(Array($1.string.utf8)) }
+        let members = names.map { JSONWriter.string(.string($0.string)) + ":" + JSONWriter.string(record[$0]!) }
+        #expect(text == "{" + members.joined(separator: ",") + "}")
     }
 
     @Test func sortsMembersBytewise() throws {

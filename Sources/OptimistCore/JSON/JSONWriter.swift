@@ -47,29 +47,45 @@ public enum JSONWriter {
         out.append(UInt8(ascii: "{"))
         var first = true
         if sorted && o.count > 1 {
-            // The members sorted as pairs: sorting the names and looking each value up again
-            // would hash every name a second time. Records have few members, where an
-            // insertion sort costs a fraction of the general sort's setup.
-            var members = Array(o)
-            if members.count <= 16 {
-                for i in 1..<members.count {
-                    let m = members[i]
-                    var j = i
-                    while j > 0 && m.key < members[j - 1].key {
-                        members[j] = members[j - 1]
-                        j -= 1
+            if o.count <= 16 {
+                // Records have few members: their positions sorted by name on the stack (an
+                // insertion sort), where copying the members into an array to sort them cost an
+                // allocation and a retain and release of every value.
+                withUnsafeTemporaryAllocation(of: Dictionary<Key, JSON>.Index.self, capacity: o.count) { order in
+                    var n = 0
+                    var i = o.startIndex
+                    while i != o.endIndex {
+                        order.initializeElement(at: n, to: i)
+                        n += 1
+                        o.formIndex(after: &i)
                     }
-                    members[j] = m
+                    let keys = o.keys
+                    for a in 1..<n {
+                        let m = order[a]
+                        let name = keys[m]
+                        var b = a
+                        while b > 0 && name < keys[order[b - 1]] {
+                            order[b] = order[b - 1]
+                            b -= 1
+                        }
+                        order[b] = m
+                    }
+                    for a in 0..<n {
+                        if a > 0 { out.append(UInt8(ascii: ",")) }
+                        emitString(keys[order[a]].string, into: &out)
+                        out.append(UInt8(ascii: ":"))
+                        write(o.values[order[a]], into: &out, sorted: true)
+                    }
+                    _ = order.deinitialize()
                 }
             } else {
-                members.sort { $0.key < $1.key }
-            }
-            for (k, v) in members {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                emitString(k.string, into: &out)
-                out.append(UInt8(ascii: ":"))
-                write(v, into: &out, sorted: true)
+                for (k, v) in o.sorted(by: { $0.key < $1.key }) {
+                    if !first { out.append(UInt8(ascii: ",")) }
+                    first = false
+                    emitString(k.string, into: &out)
+                    out.append(UInt8(ascii: ":"))
+                    write(v, into: &out, sorted: true)
+                }
             }
         } else {
             for (k, v) in o {
@@ -133,12 +149,28 @@ public enum JSONWriter {
 
     static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// Whether `bytes` hold a '"', a '\\' or a control character: eight bytes at a time while
+    /// none is special (``hasSpecialByte(_:)``, which also stops at non-ASCII bytes; those are
+    /// then looked at one by one).
+    @inline(__always) static func needsEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        let n = bytes.count
+        var j = 0
+        while j + 8 <= n, !hasSpecialByte(UnsafeRawPointer(base + j).loadUnaligned(as: UInt64.self)) { j += 8 }
+        while j < n {
+            let c = base[j]
+            if c < 0x20 || c == 0x22 || c == 0x5C { return true }
+            j += 1
+        }
+        return false
+    }
+
     static func emitString<S: JSONByteSink>(_ s: String, into out: inout S) {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { bytes in
             // Most strings need no escape: copy them whole.
-            guard bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else {
+            guard needsEscape(bytes) else {
                 out.append(bytes: UnsafeRawBufferPointer(bytes))
                 return
             }
