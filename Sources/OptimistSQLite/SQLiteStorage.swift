@@ -302,7 +302,58 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     static let releasePerCall = 2048
     private static let released = (address: RecordAddress(collection: "", key: ""), append: UInt64(0))
 
+    /// While set (a staged change moving records in), calls let go of nothing: the room
+    /// ``prepareRoom(for:)`` made outside the lock stays valid until it is put in place.
+    var holdsUpkeep = false
+
+    func prepareRoom(for puts: [Key: [Key]]) -> (any StorageUpkeep)? {
+        let n = puts.values.reduce(0) { $0 + $1.count }
+        let room = Room(storage: self)
+        if unwritten.capacity < unwritten.count + n {
+            var grown = unwritten
+            grown.reserveCapacity(unwritten.count + n)
+            room.unwritten = grown
+        }
+        if order.capacity < order.count + n {
+            var grown = [(address: RecordAddress, append: UInt64)]()
+            grown.reserveCapacity(order.count + n)
+            grown.append(contentsOf: order)
+            room.order = grown
+        }
+        return room.unwritten == nil && room.order == nil ? nil : room
+    }
+
+    /// ``unwritten`` and ``order`` regrown outside the lock (a rehash of 100k entries inside a
+    /// move's hold made readers wait milliseconds). Installing moves them out, so no second
+    /// reference makes the next write copy them (copy on write).
+    private final class Room: StorageUpkeep {
+        let storage: SQLiteStorage
+        var unwritten: [RecordAddress: Unwritten]?
+        var order: [(address: RecordAddress, append: UInt64)]?
+
+        init(storage: SQLiteStorage) { self.storage = storage }
+
+        func install() -> Any {
+            var old: (unwritten: [RecordAddress: Unwritten]?, order: [(address: RecordAddress, append: UInt64)]?) = (nil, nil)
+            if let grown = unwritten.take() {
+                old.unwritten = storage.unwritten
+                storage.unwritten = grown
+            }
+            if let grown = order.take() {
+                old.order = storage.order
+                storage.order = grown
+            }
+            return old
+        }
+    }
+
     func endCall() {
+        if !holdsUpkeep { releaseWritten() }
+        cache.trim()
+    }
+
+    /// Lets go of up to ``releasePerCall`` unwritten records the file has now.
+    private func releaseWritten() {
         let committed = writer.committedCount.load(ordering: .acquiring)
         let stop = min(order.count, orderHead + Self.releasePerCall)
         while orderHead < stop, order[orderHead].append <= committed {
@@ -322,7 +373,6 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
             orderHead = 0
         }
         if unwritten.isEmpty && unwritten.capacity > 4096 { unwritten = [:] }
-        cache.trim()
     }
 
     var cacheUsage: (entries: Int, bytes: Int) { (cache.count, cache.bytes) }

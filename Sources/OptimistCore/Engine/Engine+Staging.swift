@@ -17,6 +17,13 @@ struct StagedBatch {
     /// The batch's keys with pending mutations on them: refolded on the new confirmed values
     /// at the publish.
     var pendingKeys: [(CollectionState, Key)]
+
+    /// Per collection, the keys the batch writes a value to (for the storage to make room).
+    var putKeys: [Key: [Key]] {
+        var out: [Key: [Key]] = [:]
+        for (c, key, value) in results where value != nil { out[c.name, default: []].append(key) }
+        return out
+    }
 }
 
 extension Engine {

@@ -55,6 +55,12 @@ package protocol ConfirmedStorage: AnyObject {
     /// The upkeep held back, built outside the state lock (it may only read the storage,
     /// as readers do); nil when none is due.
     func prepareUpkeep() -> (any StorageUpkeep)?
+
+    /// Room for the records a staged change is about to move in (`puts`: per collection,
+    /// the keys it writes a value to), made outside the state lock like an upkeep: growing
+    /// an arena or a hash index copies everything it holds, which inside one of the moves'
+    /// holds would make a reader wait milliseconds. Nil when there is room already.
+    func prepareRoom(for puts: [Key: [Key]]) -> (any StorageUpkeep)?
 }
 
 /// Upkeep built outside the state lock, put in place under it.
@@ -79,6 +85,8 @@ extension ConfirmedStorage {
     }
 
     package func prepareUpkeep() -> (any StorageUpkeep)? { nil }
+
+    package func prepareRoom(for puts: [Key: [Key]]) -> (any StorageUpkeep)? { nil }
 
     /// One ``uncachedRecord(_:_:)`` per key: enough where a read is a memory lookup.
     package func uncachedRecords(_ collection: Key, _ keys: [Key]) throws(OptimistError) -> [Key: Record] {

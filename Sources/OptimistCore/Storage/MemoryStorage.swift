@@ -55,16 +55,53 @@ package final class MemoryStorage: ConfirmedStorage {
         didSet { for t in tables.values { t.holdsCompaction = holdsUpkeep } }
     }
 
-    /// The compactions the held-back writes made due, built here (outside the state lock:
-    /// it only reads the tables, as readers do) and installed by the returned upkeep.
+    /// The compactions and index merges the held-back writes made due, built here (outside
+    /// the state lock: it only reads the tables, as readers do) and installed by the returned
+    /// upkeep.
     package func prepareUpkeep() -> (any StorageUpkeep)? {
         let ready = tables.values.compactMap { t in t.compacted().map { (t, $0) } }
-        return ready.isEmpty ? nil : Compactions(ready: ready)
+        let indexes = tables.values.compactMap { t in t.merged().map { (t, $0) } }
+        return ready.isEmpty && indexes.isEmpty ? nil : Compactions(ready: ready, indexes: indexes)
+    }
+
+    package func prepareRoom(for puts: [Key: [Key]]) -> (any StorageUpkeep)? {
+        var rooms: [(Key, Table?, Table.Room)] = []
+        for (collection, keys) in puts {
+            let table = tables[collection]
+            if let room = (table ?? Table()).room(for: keys) { rooms.append((collection, table, room)) }
+        }
+        return rooms.isEmpty ? nil : Rooms(storage: self, rooms: rooms)
+    }
+
+    /// Arenas and slot indexes regrown outside the lock; tables a staged change creates,
+    /// made with room. A class, so that installing moves the buffers out: a second
+    /// reference left here would make the next write copy the whole arena (copy on write).
+    private final class Rooms: StorageUpkeep {
+        let storage: MemoryStorage
+        var rooms: [(Key, Table?, Table.Room)]
+        init(storage: MemoryStorage, rooms: [(Key, Table?, Table.Room)]) {
+            self.storage = storage
+            self.rooms = rooms
+        }
+        func install() -> Any {
+            let taken = rooms
+            rooms = []
+            return taken.map { (collection, table, room) -> Any in
+                if let table { return table.install(room) }
+                let fresh = Table()
+                fresh.holdsCompaction = storage.holdsUpkeep
+                storage.tables[collection] = fresh
+                return fresh.install(room)
+            }
+        }
     }
 
     private struct Compactions: StorageUpkeep {
         let ready: [(Table, Table.Compacted)]
-        func install() -> Any { ready.map { $0.0.install($0.1) } }
+        let indexes: [(Table, SortedKeyIndex)]
+        func install() -> Any {
+            (ready.map { $0.0.install($0.1) }, indexes.map { $0.0.install(index: $0.1) })
+        }
     }
 
     package func close() {
@@ -76,6 +113,9 @@ package final class MemoryStorage: ConfirmedStorage {
 
     /// Bytes the arenas hold (live and not yet compacted), for tests.
     package var arenaBytes: Int { tables.values.reduce(0) { $0 + $1.arena.count } }
+
+    /// Bytes the arenas have room for, for tests.
+    package var arenaCapacity: Int { tables.values.reduce(0) { $0 + $1.arena.capacity } }
 }
 
 extension MemoryStorage {
@@ -136,7 +176,9 @@ extension MemoryStorage {
             }
             if slots.updateValue(UInt64(offset) << Self.lengthBits | UInt64(length), forKey: key) == nil {
                 index.insert(key)
-                if index.needsMerge { index.prepare(contains: { slots[$0] != nil }) }
+                // While upkeep is held (a staged change moving records in), the merge waits
+                // for ``merged()``, built outside the lock; a scan meanwhile merges for itself.
+                if index.needsMerge && !holdsCompaction { index.prepare(contains: { slots[$0] != nil }) }
             }
             compactIfWasteful()
         }
@@ -176,6 +218,68 @@ extension MemoryStorage {
                 moved[key] = UInt64(start) << Self.lengthBits | UInt64(length)
             }
             return Compacted(arena: fresh, slots: moved)
+        }
+
+        /// Copies of the arena and the slots with room for `keys` written once more (an
+        /// estimate for the arena, from the average record so far), or nil when they have it.
+        /// Built outside the state lock: it only reads, as readers do, and only writers (one
+        /// at a time, the caller among them) change a table.
+        struct Room {
+            var arena: [UInt8]?
+            var slots: [Key: UInt64]?
+        }
+
+        func room(for keys: [Key]) -> Room? {
+            let records = slots.count - big.count
+            let average = records > 0 ? max(16, (arena.count - garbage) / records) : 128
+            let needed = arena.count + keys.count * average + keys.count * average / 8
+            var room = Room()
+            if arena.capacity < needed {
+                var grown = [UInt8]()
+                grown.reserveCapacity(needed)
+                grown.append(contentsOf: arena)
+                room.arena = grown
+            }
+            var added = 0
+            for k in keys where slots[k] == nil { added += 1 }
+            if added > 0, slots.capacity < slots.count + added {
+                var grown = slots
+                grown.reserveCapacity(slots.count + added)
+                room.slots = grown
+            }
+            return room.arena == nil && room.slots == nil ? nil : room
+        }
+
+        /// The sorted key index with the keys added since its last merge merged in, when
+        /// enough wait (see ``SortedKeyIndex/needsMerge``); built outside the lock like a
+        /// compaction.
+        func merged() -> SortedKeyIndex? {
+            guard index.needsMerge else { return nil }
+            var fresh = index
+            fresh.prepare(contains: { slots[$0] != nil })
+            return fresh
+        }
+
+        /// Puts a ``merged()`` index in place; returns the replaced one.
+        func install(index fresh: SortedKeyIndex) -> SortedKeyIndex {
+            let old = index
+            index = fresh
+            return old
+        }
+
+        /// Puts a ``Room`` in place (valid while nothing was written since it was made: the
+        /// caller holds the writers' lock throughout); returns what it replaced.
+        func install(_ room: consuming Room) -> Room {
+            var old = Room()
+            if let grown = room.arena.take() {
+                old.arena = arena
+                arena = grown
+            }
+            if let grown = room.slots.take() {
+                old.slots = slots
+                slots = grown
+            }
+            return old
         }
 
         /// Puts a compaction in place (valid while nothing was written since it was built);
