@@ -303,37 +303,40 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     private static let released = (address: RecordAddress(collection: "", key: ""), append: UInt64(0))
 
     /// While set (a staged change moving records in), calls let go of nothing: the room
-    /// ``prepareRoom(for:)`` made outside the lock stays valid until it is put in place.
+    /// room ``prepareMoves(_:)`` made outside the lock stays valid until it is put in place.
     var holdsUpkeep = false
 
-    func prepareRoom(for puts: [Key: [Key]]) -> (any StorageUpkeep)? {
-        let n = puts.values.reduce(0) { $0 + $1.count }
-        let room = Room(storage: self)
+    func prepareMoves(_ records: [(collection: Key, key: Key, value: Record?)]) -> (any StagedMoves)? {
+        let n = records.count
+        let moves = Moves(storage: self, records: records)
         if unwritten.capacity < unwritten.count + n {
             var grown = unwritten
             grown.reserveCapacity(unwritten.count + n)
-            room.unwritten = grown
+            moves.unwritten = grown
         }
         if order.capacity < order.count + n {
             var grown = [(address: RecordAddress, append: UInt64)]()
             grown.reserveCapacity(order.count + n)
             grown.append(contentsOf: order)
-            room.order = grown
+            moves.order = grown
         }
-        return room.unwritten == nil && room.order == nil ? nil : room
+        return moves.unwritten == nil && moves.order == nil ? nil : moves
     }
 
     /// ``unwritten`` and ``order`` regrown outside the lock (a rehash of 100k entries inside a
-    /// move's hold made readers wait milliseconds). Installing moves them out, so no second
-    /// reference makes the next write copy them (copy on write).
-    private final class Room: StorageUpkeep {
+    /// move's hold made readers wait milliseconds); the moves themselves are ``setRecord``.
+    private final class Moves: StagedMoves {
         let storage: SQLiteStorage
+        let records: [(collection: Key, key: Key, value: Record?)]
         var unwritten: [RecordAddress: Unwritten]?
         var order: [(address: RecordAddress, append: UInt64)]?
 
-        init(storage: SQLiteStorage) { self.storage = storage }
+        init(storage: SQLiteStorage, records: [(collection: Key, key: Key, value: Record?)]) {
+            self.storage = storage
+            self.records = records
+        }
 
-        func install() -> Any {
+        func installRoom() -> Any {
             var old: (unwritten: [RecordAddress: Unwritten]?, order: [(address: RecordAddress, append: UInt64)]?) = (nil, nil)
             if let grown = unwritten.take() {
                 old.unwritten = storage.unwritten
@@ -344,6 +347,11 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
                 storage.order = grown
             }
             return old
+        }
+
+        func move(_ index: Int) {
+            let r = records[index]
+            storage.setRecord(r.collection, r.key, r.value)
         }
     }
 

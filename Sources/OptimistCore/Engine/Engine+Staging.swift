@@ -18,12 +18,8 @@ struct StagedBatch {
     /// at the publish.
     var pendingKeys: [(CollectionState, Key)]
 
-    /// Per collection, the keys the batch writes a value to (for the storage to make room).
-    var putKeys: [Key: [Key]] {
-        var out: [Key: [Key]] = [:]
-        for (c, key, value) in results where value != nil { out[c.name, default: []].append(key) }
-        return out
-    }
+    /// The records to move into the storage, for it to prepare (see ``ConfirmedStorage/prepareMoves(_:)``).
+    var moves: [(collection: Key, key: Key, value: Record?)] { results.map { ($0.0.name, $0.1, $0.2) } }
 }
 
 extension Engine {
@@ -124,7 +120,13 @@ extension Engine {
 
     /// Step 5, under the state lock, a chunk at a time: records into the storage. The layer
     /// still answers for them, so readers see no difference.
-    func foldStage(_ chunk: ArraySlice<(CollectionState, Key, Record?)>) {
-        for (c, key, value) in chunk { storage.setRecord(c.name, key, value) }
+    /// Moves `chunk` of a staged batch's results into the storage, through the moves it
+    /// prepared (indexed as the results are) when it did.
+    func foldStage(_ chunk: ArraySlice<(CollectionState, Key, Record?)>, moves: (any StagedMoves)?) {
+        if let moves {
+            for i in chunk.indices { moves.move(i) }
+        } else {
+            for (c, key, value) in chunk { storage.setRecord(c.name, key, value) }
+        }
     }
 }

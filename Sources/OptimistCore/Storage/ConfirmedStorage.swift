@@ -56,11 +56,23 @@ package protocol ConfirmedStorage: AnyObject {
     /// as readers do); nil when none is due.
     func prepareUpkeep() -> (any StorageUpkeep)?
 
-    /// Room for the records a staged change is about to move in (`puts`: per collection,
-    /// the keys it writes a value to), made outside the state lock like an upkeep: growing
-    /// an arena or a hash index copies everything it holds, which inside one of the moves'
-    /// holds would make a reader wait milliseconds. Nil when there is room already.
-    func prepareRoom(for puts: [Key: [Key]]) -> (any StorageUpkeep)?
+    /// What a staged change prepares outside the state lock for the records it is about to
+    /// move in: room (growing an arena or a hash index copies everything it holds, which
+    /// inside one of the moves' holds would make a reader wait milliseconds) and, for an
+    /// in-memory store, the records' bytes (the encoding is most of a move). Nil when there
+    /// is nothing to prepare: the moves then go through ``setRecord(_:_:_:)``.
+    func prepareMoves(_ records: [(collection: Key, key: Key, value: Record?)]) -> (any StagedMoves)?
+}
+
+/// A staged change's moves, prepared outside the state lock (see
+/// ``ConfirmedStorage/prepareMoves(_:)``); every call below is made under it, while the
+/// storage holds its upkeep. A class, so that installing can move buffers out of it: a second
+/// reference left behind would make the next write copy them (copy on write).
+package protocol StagedMoves: AnyObject {
+    /// Puts the room in place; returns what it replaced, for the caller to free outside the lock.
+    func installRoom() -> Any
+    /// Moves record `index` of those prepared into the storage, as ``ConfirmedStorage/setRecord(_:_:_:)`` does.
+    func move(_ index: Int)
 }
 
 /// Upkeep built outside the state lock, put in place under it.
@@ -86,7 +98,7 @@ extension ConfirmedStorage {
 
     package func prepareUpkeep() -> (any StorageUpkeep)? { nil }
 
-    package func prepareRoom(for puts: [Key: [Key]]) -> (any StorageUpkeep)? { nil }
+    package func prepareMoves(_ records: [(collection: Key, key: Key, value: Record?)]) -> (any StagedMoves)? { nil }
 
     /// One ``uncachedRecord(_:_:)`` per key: enough where a read is a memory lookup.
     package func uncachedRecords(_ collection: Key, _ keys: [Key]) throws(OptimistError) -> [Key: Record] {

@@ -28,14 +28,17 @@ package final class MemoryStorage: ConfirmedStorage {
     }
 
     package func setRecord(_ collection: Key, _ key: Key, _ value: Record?) {
-        let table: Table
-        if let t = tables[collection] { table = t } else {
-            table = Table()
-            table.holdsCompaction = holdsUpkeep
-            tables[collection] = table
-        }
-        table.set(key, value)
+        table(collection).set(key, value)
         cache.update(RecordAddress(collection: collection, key: key), value)
+    }
+
+    /// The collection's table, made when it has none yet.
+    private func table(_ collection: Key) -> Table {
+        if let t = tables[collection] { return t }
+        let t = Table()
+        t.holdsCompaction = holdsUpkeep
+        tables[collection] = t
+        return t
     }
 
     package func scan(_ collection: Key, prefix: Key, after: Key?, limit: Int) throws(OptimistError) -> [(key: Key, value: Record)] {
@@ -64,35 +67,67 @@ package final class MemoryStorage: ConfirmedStorage {
         return ready.isEmpty && indexes.isEmpty ? nil : Compactions(ready: ready, indexes: indexes)
     }
 
-    package func prepareRoom(for puts: [Key: [Key]]) -> (any StorageUpkeep)? {
+    package func prepareMoves(_ records: [(collection: Key, key: Key, value: Record?)]) -> (any StagedMoves)? {
+        guard !records.isEmpty else { return nil }
+        var puts: [Key: [Key]] = [:]
+        for r in records where r.value != nil { puts[r.collection, default: []].append(r.key) }
         var rooms: [(Key, Table?, Table.Room)] = []
         for (collection, keys) in puts {
             let table = tables[collection]
             if let room = (table ?? Table()).room(for: keys) { rooms.append((collection, table, room)) }
         }
-        return rooms.isEmpty ? nil : Rooms(storage: self, rooms: rooms)
+        // The records' bytes back to back, as the arena keeps them (members unsorted).
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(records.count * 64)
+        var spans = [Range<Int>]()
+        spans.reserveCapacity(records.count)
+        for r in records {
+            let start = bytes.count
+            if let value = r.value { JSONWriter.writeObject(value, into: &bytes, sorted: false) }
+            spans.append(start..<bytes.count)
+        }
+        return Moves(storage: self, records: records, bytes: bytes, spans: spans, rooms: rooms)
     }
 
-    /// Arenas and slot indexes regrown outside the lock; tables a staged change creates,
-    /// made with room. A class, so that installing moves the buffers out: a second
-    /// reference left here would make the next write copy the whole arena (copy on write).
-    private final class Rooms: StorageUpkeep {
+    /// Arenas and slot indexes regrown, tables a staged change creates made with room, and the
+    /// records' bytes: all built outside the lock.
+    private final class Moves: StagedMoves {
         let storage: MemoryStorage
+        let records: [(collection: Key, key: Key, value: Record?)]
+        let bytes: [UInt8]
+        let spans: [Range<Int>]
         var rooms: [(Key, Table?, Table.Room)]
-        init(storage: MemoryStorage, rooms: [(Key, Table?, Table.Room)]) {
+
+        init(storage: MemoryStorage, records: [(collection: Key, key: Key, value: Record?)], bytes: [UInt8],
+             spans: [Range<Int>], rooms: [(Key, Table?, Table.Room)]) {
             self.storage = storage
+            self.records = records
+            self.bytes = bytes
+            self.spans = spans
             self.rooms = rooms
         }
-        func install() -> Any {
+
+        func installRoom() -> Any {
             let taken = rooms
             rooms = []
             return taken.map { (collection, table, room) -> Any in
                 if let table { return table.install(room) }
-                let fresh = Table()
-                fresh.holdsCompaction = storage.holdsUpkeep
-                storage.tables[collection] = fresh
+                let fresh = storage.table(collection)
                 return fresh.install(room)
             }
+        }
+
+        func move(_ index: Int) {
+            let r = records[index]
+            guard r.value != nil else {
+                storage.setRecord(r.collection, r.key, nil)
+                return
+            }
+            let table = storage.table(r.collection)
+            bytes.withUnsafeBytes { all in
+                table.set(r.key, r.value, encoded: UnsafeRawBufferPointer(rebasing: all[spans[index]]))
+            }
+            storage.cache.update(RecordAddress(collection: r.collection, key: r.key), r.value)
         }
     }
 
@@ -156,7 +191,9 @@ extension MemoryStorage {
             }
         }
 
-        func set(_ key: Key, _ value: Record?) {
+        /// Writes `value` (nil: removes the record); `encoded`, when given, is its bytes as
+        /// the arena keeps them, written ahead (see ``MemoryStorage/prepareMoves(_:)``).
+        func set(_ key: Key, _ value: Record?, encoded: UnsafeRawBufferPointer? = nil) {
             if let old = slots[key] {
                 let length = Int(old & ((1 << Self.lengthBits) - 1))
                 if length == Self.bigLength { big.removeValue(forKey: key) } else { garbage += length }
@@ -167,7 +204,11 @@ extension MemoryStorage {
                 return
             }
             let offset = arena.count
-            JSONWriter.writeObject(value, into: &arena, sorted: false)  // read back only here
+            if let encoded {
+                arena.append(contentsOf: encoded)
+            } else {
+                JSONWriter.writeObject(value, into: &arena, sorted: false)  // read back only here
+            }
             var length = arena.count - offset
             if length >= Self.bigLength {
                 big[key] = Array(arena[offset...])
@@ -252,7 +293,7 @@ extension MemoryStorage {
 
         /// The sorted key index with the keys added since its last merge merged in, when
         /// enough wait (see ``SortedKeyIndex/needsMerge``); built outside the lock like a
-        /// compaction.
+        /// compaction, while upkeep is held (scans then leave the index alone: see ``scan``).
         func merged() -> SortedKeyIndex? {
             guard index.needsMerge else { return nil }
             var fresh = index
@@ -293,7 +334,18 @@ extension MemoryStorage {
         }
 
         func scan(prefix: Key, after: Key?, limit: Int) throws(OptimistError) -> [(key: Key, value: Record)] {
-            index.prepare(contains: { slots[$0] != nil })
+            // While upkeep is held, a staged change builds the merged index outside the state
+            // lock from this one (``merged()``): a scan then merges a copy for itself and leaves
+            // the index as it is, so nothing changes it under the builder.
+            let index: SortedKeyIndex
+            if holdsCompaction {
+                var copy = self.index
+                copy.prepare(contains: { slots[$0] != nil })
+                index = copy
+            } else {
+                self.index.prepare(contains: { slots[$0] != nil })
+                index = self.index
+            }
             let keys = index.sorted
             var i = index.lowerBound(prefix)
             if let after, prefix < after { i = index.lowerBound(after) }

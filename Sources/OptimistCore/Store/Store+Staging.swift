@@ -59,16 +59,19 @@ extension Store {
             // Every record the batch touched is in the layer or has an overlay: the
             // listeners' values are read from those, outside the lock.
             let delivery = inner.0 ?? e.takeDelivery()
-            // 5. Into the storage, a chunk per hold; then the layer goes. Room for the records
-            // first, made outside the lock and put in place in one step (see
-            // ``ConfirmedStorage/prepareRoom(for:)``), with upkeep held from before it.
+            // 5. Into the storage, a chunk per hold; then the layer goes. The moves are
+            // prepared first, outside the lock (room, and an in-memory store's bytes: see
+            // ``ConfirmedStorage/prepareMoves(_:)``), with upkeep held from before.
             state { e in e.storage.holdsUpkeep = true }
-            let grown: Any? = e.storage.prepareRoom(for: staged.putKeys).map { room in state { _ in room.install() } }
-            withExtendedLifetime(grown) {}
+            let moves = e.storage.prepareMoves(staged.moves)
+            if let moves {
+                let replaced = state { _ in moves.installRoom() }
+                withExtendedLifetime(replaced) {}  // freed here, outside the lock
+            }
             start = 0
             while start < staged.results.count {
                 let end = min(staged.results.count, start + Self.stagingChunk)
-                state { e in e.foldStage(staged.results[start..<end]) }
+                state { e in e.foldStage(staged.results[start..<end], moves: moves) }
                 start = end
             }
             // The upkeep the moves made due (an in-memory store's compaction, O(records)),
