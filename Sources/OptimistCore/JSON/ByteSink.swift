@@ -75,12 +75,4 @@ package struct MallocBytes: JSONByteSink {
         capacity = 0
         return UnsafeMutableRawPointer(b).assumingMemoryBound(to: CChar.self)
     }
-
-    /// Frees the buffer unless ``takeCString()`` took it.
-    package mutating func discard() {
-        free(base)
-        base = nil
-        capacity = 0
-        count = 0
-    }
 }
