@@ -303,7 +303,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     private static let released = (address: RecordAddress(collection: "", key: ""), append: UInt64(0))
 
     /// While set (a staged change moving records in), calls let go of nothing: the room
-    /// room ``prepareMoves(_:)`` made outside the lock stays valid until it is put in place.
+    /// ``prepareMoves(_:)`` makes outside the lock stays valid until it is put in place.
     var holdsUpkeep = false
 
     func prepareMoves(_ records: [(collection: Key, key: Key, value: Record?)]) -> (any StagedMoves)? {

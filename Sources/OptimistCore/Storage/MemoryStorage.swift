@@ -27,8 +27,12 @@ package final class MemoryStorage: ConfirmedStorage {
         return try tables[collection]?.record(key)
     }
 
-    package func setRecord(_ collection: Key, _ key: Key, _ value: Record?) {
-        table(collection).set(key, value)
+    package func setRecord(_ collection: Key, _ key: Key, _ value: Record?) { write(collection, key, value, encoded: nil) }
+
+    /// ``setRecord(_:_:_:)``, with the record's bytes when they were encoded ahead (a staged
+    /// change's moves: see ``prepareMoves(_:)``).
+    private func write(_ collection: Key, _ key: Key, _ value: Record?, encoded: UnsafeRawBufferPointer?) {
+        table(collection).set(key, value, encoded: encoded)
         cache.update(RecordAddress(collection: collection, key: key), value)
     }
 
@@ -119,15 +123,10 @@ package final class MemoryStorage: ConfirmedStorage {
 
         func move(_ index: Int) {
             let r = records[index]
-            guard r.value != nil else {
-                storage.setRecord(r.collection, r.key, nil)
-                return
-            }
-            let table = storage.table(r.collection)
             bytes.withUnsafeBytes { all in
-                table.set(r.key, r.value, encoded: UnsafeRawBufferPointer(rebasing: all[spans[index]]))
+                let encoded = r.value == nil ? nil : UnsafeRawBufferPointer(rebasing: all[spans[index]])
+                storage.write(r.collection, r.key, r.value, encoded: encoded)
             }
-            storage.cache.update(RecordAddress(collection: r.collection, key: r.key), r.value)
         }
     }
 
@@ -261,15 +260,16 @@ extension MemoryStorage {
             return Compacted(arena: fresh, slots: moved)
         }
 
-        /// Copies of the arena and the slots with room for `keys` written once more (an
-        /// estimate for the arena, from the average record so far), or nil when they have it.
-        /// Built outside the state lock: it only reads, as readers do, and only writers (one
-        /// at a time, the caller among them) change a table.
+        /// What ``room(for:)`` makes: a regrown arena, regrown slots, or both.
         struct Room {
             var arena: [UInt8]?
             var slots: [Key: UInt64]?
         }
 
+        /// Copies of the arena and the slots with room for `keys` written once more (an
+        /// estimate for the arena, from the average record so far), or nil when they have it.
+        /// Built outside the state lock: it only reads, as readers do, and only writers (one
+        /// at a time, the caller among them) change a table.
         func room(for keys: [Key]) -> Room? {
             let records = slots.count - big.count
             let average = records > 0 ? max(16, (arena.count - garbage) / records) : 128
