@@ -102,22 +102,22 @@ class Reload:
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def tap(self, day: str, habit: str, seq: int) -> int:
-        key = f"{day}/{habit}"
-        db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        db.execute("INSERT INTO logs VALUES(?, ?, ?, 1, ?, ?)", (key, habit, day, AT + seq, NOTE))
-        db.execute("COMMIT")
-        today = self.today
-        rows = db.execute("SELECT id, habit, day, done, at, note FROM logs").fetchall()
-        return sum(1 for r in rows if r[3] and r[2] == today)
+        return self._write_then_count("INSERT INTO logs VALUES(?, ?, ?, 1, ?, ?)",
+                                      (f"{day}/{habit}", habit, day, AT + seq, NOTE),
+                                      "SELECT id, habit, day, done, at, note FROM logs", self.today)
 
     def tap_lean(self, day: str, habit: str, seq: int) -> int:
+        return self._write_then_count("INSERT INTO lean_logs VALUES(?, ?, ?, 1, ?)",
+                                      (self.n + seq, int(habit[1:]), int(day[1:]), AT + seq),
+                                      "SELECT id, habit, day, done, at FROM lean_logs", int(self.today[1:]))
+
+    def _write_then_count(self, insert: str, row: tuple, select: str, today) -> int:
+        """One tap: the log in a transaction, then every log read back and today recounted."""
         db = self.db
         db.execute("BEGIN IMMEDIATE")
-        db.execute("INSERT INTO lean_logs VALUES(?, ?, ?, 1, ?)", (self.n + seq, int(habit[1:]), int(day[1:]), AT + seq))
+        db.execute(insert, row)
         db.execute("COMMIT")
-        today = int(self.today[1:])
-        rows = db.execute("SELECT id, habit, day, done, at FROM lean_logs").fetchall()
+        rows = db.execute(select).fetchall()
         return sum(1 for r in rows if r[3] and r[2] == today)
 
     def undo_lean(self, seq: int) -> None:
@@ -176,24 +176,18 @@ def reload_vs_optimistic(n: int, full: bool, workdir: str, optimist) -> None:
     if optimist is not None:
         store, file_backed = open_logs(optimist, f"{workdir}/opt-py-{n}.optimist", n)
     clock = time.perf_counter_ns
-    rs, ls, os_, count, lean_count, value, rseq, oseq = [], [], [], 0, 0, 0.0, 0, 0
+    rs, ls, os_, value, rseq, oseq = [], [], [], 0.0, 0, 0
+    counts = [0, 0]  # what the heavy and the lean reload counted last
     for block in range(-1, BLOCKS):  # block -1: warm-up, discarded
         # Both reloads in each block: the heavy one (every column), then the lean one.
-        for lean, out in ((False, rs), (True, ls)):
+        for k, (tap, undo, out) in enumerate(((r.tap, r.undo, rs), (r.tap_lean, r.undo_lean, ls))):
             for _ in range(max(2, reload_reps // 10) if block < 0 else reload_reps // BLOCKS):
                 day, habit = tap_pick(rseq, n)
                 t0 = clock()
-                c = r.tap_lean(day, habit, rseq) if lean else r.tap(day, habit, rseq)
+                counts[k] = tap(day, habit, rseq)
                 t = clock() - t0
-                if lean:
-                    r.undo_lean(rseq)
-                else:
-                    r.undo(rseq)
+                undo(rseq)
                 rseq += 1
-                if lean:
-                    lean_count = c
-                else:
-                    count = c
                 if block >= 0:
                     out.append(t)
         if store is None:
@@ -208,8 +202,9 @@ def reload_vs_optimistic(n: int, full: bool, workdir: str, optimist) -> None:
             if block >= 0:
                 os_.append(t)
     r.close()
-    if lean_count != count:
-        sys.exit(f"python: the heavy reload counted {count}, the lean one {lean_count}")
+    count = counts[0]
+    if counts[1] != count:
+        sys.exit(f"python: the heavy reload counted {count}, the lean one {counts[1]}")
     for kind, samples in (("reload", rs), ("reload_lean", ls)):
         emit({"section": "reload_vs_optimistic", "host": "python", "kind": kind, "n": n, "store": "sqlite",
               "today_count": count, **summary(samples)})

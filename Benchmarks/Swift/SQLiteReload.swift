@@ -60,14 +60,13 @@ final class SQLiteReload {
         return lean ? countTodayLean() : countToday()
     }
 
-    /// Untimed clean-up after a lean tap.
-    func undoLean(_ seq: Int) {
-        sqlite3_bind_int64(deleteLean, 1, Int64(n + seq))
-        step(deleteLean)
-    }
-
-    /// Untimed clean-up after a tap, so every repetition sees the same n.
-    func undo(_ seq: Int) {
+    /// Untimed clean-up after a tap (heavy or lean), so every repetition sees the same n.
+    func undo(_ seq: Int, lean: Bool = false) {
+        if lean {
+            sqlite3_bind_int64(deleteLean, 1, Int64(n + seq))
+            step(deleteLean)
+            return
+        }
         let t = Workload.pick(seq, n: n)
         Workload.key(day: t.day, habit: t.habit).withCString { k in
             sqlite3_bind_text(deleteOne, 1, k, -1, nil)

@@ -41,19 +41,17 @@ func reloadVsOptimistic(n: Int, full: Bool, dir: String) throws {
 
     let reload = SQLiteReload(path: "\(dir)/reload-swift-\(n).db", n: n)
     let opt = try OptimisticFlow(path: "\(dir)/opt-swift-\(n).optimist", n: n)
-    var rs = [UInt64](), ls = [UInt64](), os = [UInt64]()
-    var reloadCount = 0, leanCount = 0, viewCount = 0.0, rseq = 0, oseq = 0
+    var reloads = [[UInt64](), [UInt64]()], os = [UInt64]()  // the heavy reload's taps, the lean one's
+    var counts = [0, 0], viewCount = 0.0, rseq = 0, oseq = 0
     for block in -1..<blocks {  // block -1: warm-up, discarded
         // Both reloads in each block: the heavy one (every column), then the lean one.
-        for lean in [false, true] {
+        for (k, lean) in [false, true].enumerated() {
             for _ in 0..<(block < 0 ? max(2, reloadReps / 10) : reloadReps / blocks) {
                 let p = Workload.pick(rseq, n: n)
-                var c = 0
-                let t = timeNs { c = reload.tap(day: p.day, habit: p.habit, seq: rseq, lean: lean) }
-                if lean { reload.undoLean(rseq) } else { reload.undo(rseq) }
+                let t = timeNs { counts[k] = reload.tap(day: p.day, habit: p.habit, seq: rseq, lean: lean) }
+                reload.undo(rseq, lean: lean)
                 rseq += 1
-                if lean { leanCount = c } else { reloadCount = c }
-                if block >= 0 { if lean { ls.append(t) } else { rs.append(t) } }
+                if block >= 0 { reloads[k].append(t) }
             }
         }
         for _ in 0..<(block < 0 ? optReps / 10 : optReps / blocks) {
@@ -66,10 +64,11 @@ func reloadVsOptimistic(n: Int, full: Bool, dir: String) throws {
         }
     }
     try opt.close()
-    precondition(Double(reloadCount) == viewCount && leanCount == reloadCount,
-                 "the reloads counted \(reloadCount) and \(leanCount), the view says \(viewCount)")
+    let reloadCount = counts[0]
+    precondition(Double(reloadCount) == viewCount && counts[1] == reloadCount,
+                 "the reloads counted \(reloadCount) and \(counts[1]), the view says \(viewCount)")
 
-    for (kind, sum) in [("reload", Summary(ns: rs)), ("reload_lean", Summary(ns: ls)), ("optimistic", Summary(ns: os))] {
+    for (kind, sum) in [("reload", Summary(ns: reloads[0])), ("reload_lean", Summary(ns: reloads[1])), ("optimistic", Summary(ns: os))] {
         emit([("section", .str("reload_vs_optimistic")), ("host", .str("swift")), ("kind", .str(kind)), ("n", .int(n)),
               ("store", .str(kind.hasPrefix("reload") ? "sqlite" : (opt.fileBacked ? "file" : "memory"))),
               ("today_count", .int(reloadCount))] + sum.fields)
