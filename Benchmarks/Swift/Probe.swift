@@ -1,12 +1,14 @@
 import Glibc
 import Optimist
+import OptimistSQLite
 
 /// `optimist-bench --probe NAME [DIR]`: one operation in a loop, for profilers
 /// (`perf record`, `valgrind --tool=callgrind --toggle-collect='*Probe*loop*'`), with the
 /// phases of a reopen timed apart. Prints a line of medians on stderr; nothing on stdout.
 ///
 /// - `reopen`: a store file with 100k pending mutations; open, pendingCount and close timed
-///   apart (5 times).
+///   apart (5 times), after 5 opens with their two phases timed apart: loading the file
+///   (`SQLiteStoreFile.open`) and rebuilding the engine from it (`Store(restoring:)`).
 /// - `get-miss`: random gets on a 1M-record store file (built once in DIR);
 /// - `tap-1m`: the storage bench's tap on that file;
 /// - `mutate-new`, `commit`, `apply`: 20k calls on a file-backed store of 1k records.
@@ -35,6 +37,17 @@ enum Probe {
             try s.close()
         }
         var opens = [UInt64](), counts = [UInt64](), closes = [UInt64]()
+        var loads = [UInt64](), restores = [UInt64]()
+        for _ in 0..<5 {
+            let t0 = nowNs()
+            let (snapshot, journal, storage) = try SQLiteStoreFile.open(path: path)
+            let t1 = nowNs()
+            let s0 = try Store(restoring: consume snapshot, storage: storage, sink: journal)
+            let t2 = nowNs()
+            loads.append(t1 - t0); restores.append(t2 - t1)
+            try s0.close()
+        }
+        note("probe reopen: load \(Summary(ns: loads).median / 1000) ms, restore \(Summary(ns: restores).median / 1000) ms")
         for _ in 0..<5 {
             var s: Store?
             opens.append(try timeNs { s = try Store.open(path: path) })

@@ -74,6 +74,7 @@ enum TypedBench {
 
         var rng = Rand(seed: 19)
         var typedPut = [UInt64](), untypedPut = [UInt64](), handPut = [UInt64](), typedGet = [UInt64](), untypedGet = [UInt64](), handGet = [UInt64]()
+        var floorGet = [UInt64]()
         var sink = 0
         /// A random key, read once (untimed) so its record is in the cache.
         func warmKey() throws -> Key {
@@ -99,7 +100,10 @@ enum TypedBench {
             let gt = try timeNs { sink &+= try logs.get(k)?.minutes ?? 0 }
             k = try warmKey()
             let gh = try timeNs { sink &+= try store.get("logs", k).map(byHand)?.minutes ?? 0 }
+            k = try warmKey()
+            let gf = try timeNs { if try store.get("logs", k) != nil { sink &+= try HabitLog(from: FloorDecoder()).minutes } }
             if s >= warmup {
+                floorGet.append(gf)
                 untypedPut.append(tu); typedPut.append(tt); handPut.append(th); untypedGet.append(gu); typedGet.append(gt); handGet.append(gh)
             }
         }
@@ -115,10 +119,53 @@ enum TypedBench {
         }
         for (op, api, samples) in [("put", "untyped", untypedPut), ("put", "typed", typedPut), ("put", "untyped_by_hand", handPut),
                                    ("get", "untyped", untypedGet), ("get", "typed", typedGet),
-                                   ("get", "untyped_by_hand", handGet)] {
+                                   ("get", "untyped_by_hand", handGet), ("get", "codable_floor", floorGet)] {
             emit([("section", .str("typed")), ("host", .str("swift")), ("op", .str(op)), ("api", .str(api)),
                   ("records", .int(records))] + Summary(ns: samples).fields)
         }
         try store.close()
+    }
+}
+
+/// The floor under any `Codable` decoding of a `HabitLog`: a decoder that looks nothing up and
+/// parses nothing (every field reads as a constant), so what it costs is the standard
+/// library's part alone: `init(from:)` through the type-erased containers, their boxes and
+/// the runtime's generic lookups. The typed get cannot cost less than the untyped get plus
+/// this, whatever decoder the library ships.
+struct FloorDecoder: Decoder {
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    func container<K: CodingKey>(keyedBy type: K.Type) throws -> KeyedDecodingContainer<K> {
+        KeyedDecodingContainer(Keyed<K>())
+    }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "floor")) }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { Single() }
+
+    struct Keyed<K: CodingKey>: KeyedDecodingContainerProtocol {
+        var codingPath: [any CodingKey] { [] }
+        var allKeys: [K] { [] }
+        func contains(_ key: K) -> Bool { true }
+        func decodeNil(forKey key: K) throws -> Bool { false }
+        func decode(_ t: Bool.Type, forKey key: K) throws -> Bool { true }
+        func decode(_ t: String.Type, forKey key: K) throws -> String { "h001" }
+        func decode(_ t: Int.Type, forKey key: K) throws -> Int { 10 }
+        func decodeIfPresent(_ t: String.Type, forKey key: K) throws -> String? { nil }
+        func decode<T: Decodable>(_ t: T.Type, forKey key: K) throws -> T { try T(from: FloorDecoder()) }
+        func nestedContainer<NK: CodingKey>(keyedBy type: NK.Type, forKey key: K) throws -> KeyedDecodingContainer<NK> {
+            KeyedDecodingContainer(Keyed<NK>())
+        }
+        func nestedUnkeyedContainer(forKey key: K) throws -> any UnkeyedDecodingContainer { try FloorDecoder().unkeyedContainer() }
+        func superDecoder() throws -> any Decoder { FloorDecoder() }
+        func superDecoder(forKey key: K) throws -> any Decoder { FloorDecoder() }
+    }
+
+    struct Single: SingleValueDecodingContainer {
+        var codingPath: [any CodingKey] { [] }
+        func decodeNil() -> Bool { false }
+        func decode(_ t: Double.Type) throws -> Double { 817_000_000 }
+        func decode<T: Decodable>(_ t: T.Type) throws -> T { try T(from: FloorDecoder()) }
+        func decode(_ t: Bool.Type) throws -> Bool { true }
+        func decode(_ t: String.Type) throws -> String { "" }
+        func decode(_ t: Int.Type) throws -> Int { 0 }
     }
 }
