@@ -11,6 +11,7 @@ import OptimistFoundation
 /// `records` logs. A third row of each is what an app without the typed API does with a
 /// `HabitLog`: the untyped put of a record it builds from the log's fields by hand (inside
 /// the timing), and the untyped get followed by reading the fields by hand, the date included.
+/// A fourth get row decodes through ``FloorDecoder``, which reads nothing: Codable's own cost.
 ///
 /// Each call is timed alone, on a key of its own drawn at random, right after an untimed read
 /// of that key: every timed call finds its record parsed in the store's cache (the state of a
