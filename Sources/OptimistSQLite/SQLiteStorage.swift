@@ -88,8 +88,9 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         var out = [Key: Record]()  // often few of the keys have a record: grown as found
         // Keys outside the collection's range of keys in the file have no row there: pending
         // mutations are often new records (today's logs, fresh ids) that sort after every
-        // confirmed one, and two index seeks spare them a probe each (and a reopen with
-        // 100k pending new records a pass over them).
+        // confirmed one, and two index seeks spare them a probe each. When the collection
+        // has no record in the file and none unwritten, no key is looked at (a reopen with
+        // 100k pending mutations of a new collection).
         let bounds = try keyBounds(collection)
         if unwritten.isEmpty, case .empty = bounds { return out }
         var ask = [Key]()
