@@ -53,10 +53,7 @@ def main():
                  "alternating with *after* (before, after, after, before; each column shows its last run, and "
                  "Benchmarks/results/storage*.jsonl keep both). The SQLite row times the query a miss runs, "
                  "`SELECT value FROM records WHERE coll = ? AND key = ?`, through the C API alone on the same file, keys and "
-                 "pragmas, in the store's exclusive locking mode: the floor under the store's miss on this machine. (The "
-                 "*before* column's SQLite figure was taken without that mode, which makes each query take and drop its "
-                 "file locks.) The *after* column was last refreshed alone, without a *before* run beside it; its in-memory "
-                 "RSS (2.3x) is what commit 56e8b12, from before that refresh, also measures on the same day (249.5 MB growth).")
+                 "pragmas: the floor under the store's miss on this machine.")
     lines.append("")
     lines.append("| measurement | target | before | after |")
     lines.append("|---|---|---:|---:|")

@@ -31,7 +31,7 @@ extension Store {
         guard let path else { return try Store(retryPolicy: retryPolicy, cacheBytes: budget) }
         let (snapshot, journal, storage) = try SQLiteStoreFile.open(path: path, cacheBytes: budget)
         do {
-            return try Store(restoring: consume snapshot, storage: storage, sink: journal, retryPolicy: retryPolicy)
+            return try Store(restoring: snapshot, storage: storage, sink: journal, retryPolicy: retryPolicy)
         } catch {
             try? journal.close()
             throw error

@@ -86,22 +86,13 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
 
     func uncachedRecords(_ collection: Key, _ keys: [Key]) throws(OptimistError) -> [Key: Record] {
         var out = [Key: Record]()  // often few of the keys have a record: grown as found
-        // Keys outside the collection's range of keys in the file have no row there: pending
-        // mutations are often new records (today's logs, fresh ids) that sort after every
-        // confirmed one, and two index seeks spare them a probe each. When the collection
-        // has no record in the file and none unwritten, no key is looked at (a reopen with
-        // 100k pending mutations of a new collection).
-        let bounds = try keyBounds(collection)
-        if unwritten.isEmpty, case .empty = bounds { return out }
         var ask = [Key]()
+        ask.reserveCapacity(keys.count)
         for k in keys {
             let a = RecordAddress(collection: collection, key: k)
             if !unwritten.isEmpty, let u = unwritten[a] {
                 if let v = u.value { out[k] = v }
-                continue
-            }
-            guard case .range(let lowest, let highest) = bounds, !(k < lowest || highest < k) else { continue }
-            if cache.count > 0, let hit = cache.lookup(a) {
+            } else if cache.count > 0, let hit = cache.lookup(a) {
                 if let v = hit { out[k] = v }
             } else if k.string.utf8.contains(0) {
                 // SQLite's JSON text ends a string at NUL: such a key is read on its own.
@@ -109,6 +100,13 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
             } else {
                 ask.append(k)
             }
+        }
+        // Keys outside the collection's range of keys in the file have no row there: pending
+        // mutations are often new records (today's logs, fresh ids) that sort after every
+        // confirmed one, and two index seeks spare them a probe each.
+        if !ask.isEmpty {
+            guard case .range(let lowest, let highest) = try keyBounds(collection) else { return out }
+            ask.removeAll { $0 < lowest || highest < $0 }
         }
         // The keys go in as one JSON array per chunk; SQLite walks it and looks each key up
         // (CROSS JOIN keeps the array as the outer loop, so each row is one primary-key probe).

@@ -40,44 +40,34 @@ extension Engine {
     /// server can drop the duplicate).
     ///
     /// - Throws: what the storage throws reading a record (`.io`, `.corrupt`).
-    convenience init(restoring snapshot: consuming StoreSnapshot, journaling: Bool, storage: any ConfirmedStorage) throws(OptimistError) {
-        self.init(clientID: snapshot.clientID, journaling: journaling, storage: storage)
-        for (coll, key, value) in snapshot.confirmed { storage.setRecord(coll, key, value) }
-        for d in snapshot.views {
+    convenience init(restoring s: StoreSnapshot, journaling: Bool, storage: any ConfirmedStorage) throws(OptimistError) {
+        self.init(clientID: s.clientID, journaling: journaling, storage: storage)
+        for (coll, key, value) in s.confirmed { storage.setRecord(coll, key, value) }
+        for d in s.views {
             let v = ViewState(name: d.name, collection: d.collection, prefix: d.prefix, kind: d.kind)
             v.confirmedValue = d.confirmedValue
             v.value = d.confirmedValue  // the folds below add the overlay's changes
             collection(d.collection).views.append(v)
             views[Key(d.name)] = v
         }
-        // The records are moved out of the snapshot, one at a time, into their live mutations:
-        // a copy would retain and release every field of every pending mutation once more.
-        var pending = [MutationRecord]()
-        swap(&pending, &snapshot.mutations)
+        var maxID: MutationID = 0
         // Loaders hand mutations over in id order; sort only when one did not.
-        // (Elements are read in place, by index: iterating them would copy each record.)
-        if !pending.indices.dropFirst().allSatisfy({ pending[$0 - 1].id < pending[$0].id }) { pending.sort { $0.id < $1.id } }
-        var maxID = pending.last?.id ?? 0
-        live.reserveCapacity(pending.count)
-        due.reserveCapacity(pending.count)
-        reserveOverlay(for: pending)
-        let confirmed = try confirmedRecords(touchedBy: pending)
-        let taken = MutationRecord(id: 0, ops: [])
-        for i in pending.indices {
-            // Moved out (swapped with an empty record), not copied.
-            var r = taken
-            swap(&r, &pending[i])
-            guard !r.status.isEnded else { continue }
+        let inOrder = zip(s.mutations, s.mutations.dropFirst()).allSatisfy { $0.id < $1.id }
+        live.reserveCapacity(s.mutations.count)
+        due.reserveCapacity(s.mutations.count)
+        reserveOverlay(for: s.mutations)
+        let confirmed = try confirmedRecords(touchedBy: s.mutations)
+        for var r in inOrder ? s.mutations : s.mutations.sorted(by: { $0.id < $1.id }) {
+            maxID = max(maxID, r.id)
             if r.status == .inflight { r.status = .pending }
-            let id = r.id, ops = r.ops, dedupeKey = r.dedupeKey
-            let queued = r.status == .pending ? DueEntry(r) : nil
-            let m = LiveMutation(record: consume r)
-            live[MutationKey(id)] = m
+            guard !r.status.isEnded else { continue }
+            let m = LiveMutation(record: r)
+            live[MutationKey(r.id)] = m
             // Old values first (the overlay's, or the confirmed record: only the records pending
             // mutations touch are read, O(pending)), then the chain grows.
-            if ops.count == 1 {
+            if r.ops.count == 1 {
                 // Most mutations have one op: no arrays of results and old values.
-                let op = ops[0]
+                let op = r.ops[0]
                 let c = collection(op.collection)
                 // Read in bulk above, not cached: the overlay holds the key's value from here on.
                 let old: Record?
@@ -89,30 +79,30 @@ extension Engine {
                 case .success(let n): value = n
                 case .failure: value = old  // the re-application rule: an op that no longer applies is skipped
                 }
-                c.chains[op.key, default: PendingChain()].append(id)
+                c.chains[op.key, default: PendingChain()].append(r.id)
                 setVisible(c, op.key, value, old: old)
             } else {
-                let results = try evaluate(ops, on: { (c, k) throws(OptimistError) in try readVisible(c, k) }, skipFailing: true)
+                let results = try evaluate(r.ops, on: { (c, k) throws(OptimistError) in try readVisible(c, k) }, skipFailing: true)
                 var olds = [Record?]()
                 olds.reserveCapacity(results.count)
                 for (c, key, _) in results { olds.append(visible(c, key)) }
                 for a in m.touched {
-                    collection(a.collection).chains[a.key, default: PendingChain()].append(id)
+                    collection(a.collection).chains[a.key, default: PendingChain()].append(r.id)
                 }
                 for (i, (c, key, value)) in results.enumerated() { setVisible(c, key, value, old: olds[i]) }
             }
-            if let queued { due.append(queued) }
-            if let dedupeKey { dedupe[dedupeKey] = id }
+            if r.status == .pending { due.append(DueEntry(r)) }
+            if let k = r.dedupeKey { dedupe[k] = r.id }
         }
-        for (id, status) in snapshot.ended {
+        for (id, status) in s.ended {
             maxID = max(maxID, id)
             ended.insert(id, status)
         }
-        for (coll, range) in snapshot.loaded { freshness[coll, default: Freshness()].mark(range) }
+        for (coll, range) in s.loaded { freshness[coll, default: Freshness()].mark(range) }
         // Retried mutations sit after the others; the loader's id order is not send order.
         if due.count > 1 && !zip(due, due.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { due.sort() }
-        syncCursor = snapshot.syncCursor
-        nextID = max(snapshot.nextID, maxID + 1)
+        syncCursor = s.syncCursor
+        nextID = max(s.nextID, maxID + 1)
         storage.endCall()
     }
 
@@ -120,8 +110,8 @@ extension Engine {
     /// theirs as they fold), by collection, read in bulk and without filling the cache.
     private func confirmedRecords(touchedBy mutations: [MutationRecord]) throws(OptimistError) -> [Key: [Key: Record]] {
         var keys: [Key: [Key]] = [:]
-        for i in mutations.indices where mutations[i].ops.count == 1 && !mutations[i].status.isEnded {
-            keys[mutations[i].ops[0].collection, default: []].append(mutations[i].ops[0].key)
+        for r in mutations where r.ops.count == 1 && !r.status.isEnded {
+            keys[r.ops[0].collection, default: []].append(r.ops[0].key)
         }
         var out: [Key: [Key: Record]] = [:]
         for (collection, list) in keys { out[collection] = try storage.uncachedRecords(collection, list) }
@@ -134,8 +124,8 @@ extension Engine {
     private func reserveOverlay(for mutations: [MutationRecord]) {
         guard mutations.count > 64 else { return }
         var ops: [Key: Int] = [:]
-        for m in mutations.indices where !mutations[m].status.isEnded {
-            for i in mutations[m].ops.indices { ops[mutations[m].ops[i].collection, default: 0] += 1 }
+        for r in mutations where !r.status.isEnded {
+            for op in r.ops { ops[op.collection, default: 0] += 1 }
         }
         for (name, n) in ops {
             let c = collection(name)
