@@ -10,6 +10,8 @@
 #
 # A LIBRARY from before optimist_put runs only the batch steps; with OPTIMIST_PYTHON_SRC set to
 # another checkout's Bindings/python/src, the Python rows use that package (a "before" row).
+# OPTIMIST_BENCH_PYTHON picks the interpreter (default: python3); with orjson installed there,
+# the Python rows come twice, one per JSON decoder (an older package ignores the choice).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 lib="$(realpath "${1:-$root/build/liboptimist.so}")"
@@ -45,17 +47,25 @@ callgrind_annotate --inclusive=yes "$work/c.out" | awk -v reps="$reps" '
                       sub(/^\?\?\?:step_/, "", name);
                       printf "C %-32s %14.0f\n", name, n / reps }'
 
-# The Python rows: total instructions with REPS calls minus with none.
-py="$(python3 -c 'import sys; print(sys.executable)')"
+# The Python rows: total instructions with REPS calls minus with none; on the standard
+# library's JSON decoder, and on orjson (the package's `fast` extra) when this Python has it.
+py="${OPTIMIST_BENCH_PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}"
 py="$(realpath "$py")"
-total() {  # total OP COUNT
+total() {  # total DECODER OP COUNT
     rm -f "$work"/p.optimist*
-    OPTIMIST_LIBRARY="$lib" PYTHONPATH="$pysrc" valgrind --tool=callgrind --callgrind-out-file="$work/p.out" \
-        "$py" "$root/Benchmarks/Python/percall.py" "$work/p.optimist" "$1" "$2" 2>&1 >/dev/null |
+    local choice=""
+    [ "$1" = json ] && choice=stdlib
+    OPTIMIST_PYTHON_JSON="$choice" OPTIMIST_LIBRARY="$lib" PYTHONPATH="$pysrc" \
+        valgrind --tool=callgrind --callgrind-out-file="$work/p.out" \
+        "$py" "$root/Benchmarks/Python/percall.py" "$work/p.optimist" "$2" "$3" 2>&1 >/dev/null |
         sed -n 's/.*refs: *//p' | tr -d ','
 }
-base=$(total none "$reps")
-for op in get mutate; do
-    n=$(total "$op" "$reps")
-    printf 'Python %-27s %14.0f\n' "$op" "$(echo "($n - $base) / $reps" | bc -l)"
+decoders=(json)
+"$py" -c 'import orjson' 2>/dev/null && decoders+=(orjson)
+for decoder in "${decoders[@]}"; do
+    base=$(total "$decoder" none "$reps")
+    for op in get mutate; do
+        n=$(total "$decoder" "$op" "$reps")
+        printf 'Python %-27s %14.0f\n' "$op ($decoder)" "$(echo "($n - $base) / $reps" | bc -l)"
+    done
 done

@@ -542,6 +542,29 @@ int optimist_get(optimist_store *s, const char *coll, const char *key, char **ou
 int optimist_get_confirmed(optimist_store *s, const char *coll, const char *key, char **out_json);
 
 /*
+** As optimist_get, but into the caller's buffer: nothing is allocated and nothing is to be
+** freed, for a read loop that keeps one buffer (Python's binding keeps one per thread).
+**
+** On OPTIMIST_OK, *out_len is the record's JSON length in bytes, without a NUL. When
+** *out_len < cap, buf holds the text and a NUL after it. Otherwise the text did not fit and
+** what buf holds is unspecified (a part of it): call again with cap at least *out_len + 1.
+** The record may change between the two calls, so check *out_len again. cap 0 with buf NULL
+** asks for the length alone.
+**
+** Returns OPTIMIST_OK; OPTIMIST_NOTFOUND (no such record); OPTIMIST_MISUSE (NULL or closed
+** store, coll, key or out_len NULL, buf NULL with cap not 0); OPTIMIST_INVALID (coll or key
+** not UTF-8).
+*/
+int optimist_get_into(optimist_store *s, const char *coll, const char *key, char *buf, size_t cap,
+                      size_t *out_len);
+
+/*
+** As optimist_get_into, but reads the confirmed state, ignoring pending mutations.
+*/
+int optimist_get_confirmed_into(optimist_store *s, const char *coll, const char *key, char *buf,
+                                size_t cap, size_t *out_len);
+
+/*
 ** Writes 1 to *out if a not-yet-ended (pending, inflight or failed) mutation touches the record,
 ** else 0: the flag a user interface dims or badges.
 **

@@ -48,12 +48,19 @@ python_tests() {
     # A venv of our own: nothing is installed into the user's Python.
     local venv="$ROOT/build/venv"
     [ -x "$venv/bin/python" ] || python3 -m venv "$venv" || return 1
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check pytest hypothesis || return 1
+    # orjson: the package's optional `fast` extra (its decoder); the suite below runs on it.
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check pytest hypothesis orjson || return 1
     # The README's Python quick start, as written: pip install ./Bindings/python.
     OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$venv/bin/python" -m pip install -q \
         --disable-pip-version-check --force-reinstall --no-deps ./Bindings/python || return 1
     (cd /tmp && env -u OPTIMIST_LIBRARY "$venv/bin/python" -c 'import optimist; s = optimist.Store(); print("bundled library loads:", s.client_id); s.close()') || return 1
     OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$venv/bin/python" -m pytest -q Bindings/python/tests
+}
+# The Python package again on the standard library's decoder (as installed without orjson):
+# the decoders' comparison, the scenario corpus and the model-based test.
+python_stdlib_json_tests() {
+    OPTIMIST_PYTHON_JSON=stdlib OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$ROOT/build/venv/bin/python" -m pytest -q \
+        Bindings/python/tests/test_json.py Bindings/python/tests/test_scenarios.py Bindings/python/tests/test_stateful.py
 }
 # The Swift API's DocC catalog and doc comments (scripts/docs.sh): fails on any DocC warning.
 docs_build() { bash scripts/docs.sh "$ROOT/build/docs"; }
@@ -76,6 +83,7 @@ if [ -z "${OPTIMIST_SKIP_FUZZ:-}" ]; then
     run_suite fuzz 'fuzz: [0-9]+ targets' fuzz_run
 fi
 run_suite python 'passed|failed' python_tests
+run_suite python-stdlib-json 'passed|failed' python_stdlib_json_tests
 run_suite swift-quickstart 'habits-quickstart|done' swift_quickstart
 run_suite server 'passed|failed' server_tests
 run_suite e2e 'passed|failed' e2e_tests

@@ -44,7 +44,8 @@ def main() -> None:
             rollback(mid)
     store.close()
     if t:
-        print(f"python {op}: median {statistics.median(t) / 1000:.2f} µs over {reps}")
+        decoder = getattr(getattr(optimist, "_json", None), "DECODER", "json")
+        print(f"python {op} ({decoder}): median {statistics.median(t) / 1000:.2f} µs over {reps}")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,34 @@ private func getRecord(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, 
     }
 }
 
+@_cdecl("optimist_get_into")
+public func optimist_get_into(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
+                              _ buf: UnsafeMutablePointer<CChar>?, _ cap: Int, _ outLen: UnsafeMutablePointer<Int>?) -> Int32 {
+    getRecordInto(handle, coll, k, buf, cap, outLen, confirmed: false)
+}
+
+@_cdecl("optimist_get_confirmed_into")
+public func optimist_get_confirmed_into(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
+                                        _ buf: UnsafeMutablePointer<CChar>?, _ cap: Int, _ outLen: UnsafeMutablePointer<Int>?) -> Int32 {
+    getRecordInto(handle, coll, k, buf, cap, outLen, confirmed: true)
+}
+
+/// `cap` is a `size_t` (imported as `Int`: a value above `Int.max` arrives negative and counts
+/// as no room, which only means the caller is asked again with the length).
+private func getRecordInto(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
+                           _ buf: UnsafeMutablePointer<CChar>?, _ cap: Int, _ outLen: UnsafeMutablePointer<Int>?,
+                           confirmed: Bool) -> Int32 {
+    guarded { () throws(OptimistError) in
+        let s = try store(handle)
+        let c = try key(coll, "coll"), k = try key(k, "key")
+        let out = try out(outLen, "out_len")
+        guard buf != nil || cap == 0 else { throw .misuse("buf is NULL but cap is \(cap)") }
+        let r = confirmed ? try s.confirmed(c, k) : try s.get(c, k)
+        guard let r else { throw .notFound("no record \(k) in \(c)") }
+        out.pointee = JSONWriter.write(r, into: UnsafeMutableRawPointer(buf)?.assumingMemoryBound(to: UInt8.self), capacity: max(cap, 0))
+    }
+}
+
 @_cdecl("optimist_is_pending")
 public func optimist_is_pending(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                                 _ outFlag: UnsafeMutablePointer<Int32>?) -> Int32 {

@@ -43,6 +43,29 @@ import Testing
         #expect(text == "{" + members.joined(separator: ",") + "}")
     }
 
+    /// The caller's-buffer writer (`optimist_get_into`): the same text with a NUL when it
+    /// fits, its length always, and never a byte past the capacity when it does not.
+    @Test(arguments: [0, 1, 5, 40])
+    func fixedBufferHoldsTheSameText(_ members: Int) throws {
+        var record = Record()
+        for i in 0..<members { record[Key("m\(i)")] = i % 2 == 0 ? .string("v \(i) é\n") : .number(Double(i) / 4) }
+        let text = Array(JSONWriter.string(.object(record)).utf8)
+        for capacity in [0, 1, text.count - 1, text.count, text.count + 1, text.count + 64] where capacity >= 0 {
+            let guardBytes = 8
+            let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity + guardBytes)
+            defer { buffer.deallocate() }
+            buffer.initialize(repeating: 0xAB, count: capacity + guardBytes)
+            let length = JSONWriter.write(record, into: buffer, capacity: capacity)
+            #expect(length == text.count)
+            if length < capacity {
+                #expect(Array(UnsafeBufferPointer(start: buffer, count: length)) == text)
+                #expect(buffer[length] == 0)
+            }
+            #expect((capacity..<capacity + guardBytes).allSatisfy { buffer[$0] == 0xAB }, "wrote past \(capacity)")
+        }
+        #expect(JSONWriter.write(record, into: nil, capacity: 0) == text.count)
+    }
+
     @Test func sortsMembersBytewise() throws {
         let v = try JSONParser.parse(#"{"é":1,"z":2,"Z":3,"e\u0301":4}"#)
         // Canonically equivalent names stay distinct: keys compare as bytes.

@@ -28,6 +28,9 @@ C_TO_CTYPES = {
     "optimist_store **": ctypes.POINTER(ctypes.c_void_p),
     "optimist_batch **": ctypes.POINTER(ctypes.c_void_p),
     "char **": ctypes.POINTER(ctypes.c_void_p),
+    # A buffer the library writes into (optimist_get_into).
+    "char *": ctypes.POINTER(ctypes.c_char),
+    "size_t *": ctypes.POINTER(ctypes.c_size_t),
     "int *": ctypes.POINTER(ctypes.c_int),
     "uint64_t *": ctypes.POINTER(ctypes.c_uint64),
     "double *": ctypes.POINTER(ctypes.c_double),

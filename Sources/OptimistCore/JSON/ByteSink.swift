@@ -76,3 +76,42 @@ package struct MallocBytes: JSONByteSink {
         return UnsafeMutableRawPointer(b).assumingMemoryBound(to: CChar.self)
     }
 }
+
+/// The caller's buffer of `capacity` bytes, for JSON written into memory the caller owns
+/// (`optimist_get_into`): no allocation. It counts every byte it is given and writes those
+/// that fit with room for a NUL; once the text has outgrown the buffer, what the buffer holds
+/// is of no use (the caller sees the count, and asks again with room for all of it).
+package struct FixedBytes: JSONByteSink {
+    private let base: UnsafeMutablePointer<UInt8>?
+    /// The bytes that may be written: the capacity less one for the NUL.
+    private let room: Int
+    /// Every byte given so far, written or not: the text's length.
+    package private(set) var count = 0
+
+    package init(_ base: UnsafeMutablePointer<UInt8>?, capacity: Int) {
+        self.base = base
+        room = base == nil ? 0 : max(capacity - 1, 0)
+    }
+
+    /// Whether the whole text and its NUL fit.
+    package var fits: Bool { base != nil && count <= room }
+
+    @inline(__always) package mutating func append(_ byte: UInt8) {
+        if count < room { base.unsafelyUnwrapped[count] = byte }
+        count += 1
+    }
+
+    @inline(__always) package mutating func append(bytes: UnsafeRawBufferPointer) {
+        let n = bytes.count
+        if n > 0 && count + n <= room {
+            UnsafeMutableRawPointer(base.unsafelyUnwrapped + count).copyMemory(from: bytes.baseAddress!, byteCount: n)
+        }
+        count += n
+    }
+
+    /// Ends the text with a NUL when it fits; returns its length (without the NUL).
+    package mutating func finish() -> Int {
+        if fits { base.unsafelyUnwrapped[count] = 0 }
+        return count
+    }
+}

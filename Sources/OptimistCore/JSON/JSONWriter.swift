@@ -30,6 +30,15 @@ public enum JSONWriter {
         return out.takeCString()
     }
 
+    /// Writes `record` into the caller's buffer of `capacity` bytes, NUL-terminated when it
+    /// fits (see ``FixedBytes``); returns the text's length without the NUL, which is at least
+    /// `capacity` when it did not fit.
+    package static func write(_ record: Record, into buffer: UnsafeMutablePointer<UInt8>?, capacity: Int) -> Int {
+        var out = FixedBytes(buffer, capacity: capacity)
+        writeObject(record, into: &out, sorted: true)
+        return out.finish()
+    }
+
     public static func write(_ value: JSON, into out: inout [UInt8]) { write(value, into: &out, sorted: true) }
 
     public static func writeObject(_ o: [Key: JSON], into out: inout [UInt8]) {

@@ -24,6 +24,7 @@ from ctypes import (
     CFUNCTYPE,
     POINTER,
     Structure,
+    c_char,
     c_char_p,
     c_double,
     c_int,
@@ -201,6 +202,8 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
 
     "optimist_get": (c_int, [_store, c_char_p, c_char_p, _out_string]),
     "optimist_get_confirmed": (c_int, [_store, c_char_p, c_char_p, _out_string]),
+    "optimist_get_into": (c_int, [_store, c_char_p, c_char_p, POINTER(c_char), c_size_t, POINTER(c_size_t)]),
+    "optimist_get_confirmed_into": (c_int, [_store, c_char_p, c_char_p, POINTER(c_char), c_size_t, POINTER(c_size_t)]),
     "optimist_is_pending": (c_int, [_store, c_char_p, c_char_p, POINTER(c_int)]),
     "optimist_scan": (c_int, [_store, c_char_p, c_char_p, c_size_t, _out_string]),
     "optimist_status": (c_int, [_store, c_uint64, POINTER(c_int)]),

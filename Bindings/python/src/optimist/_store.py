@@ -11,13 +11,14 @@ fails with :class:`MisuseError`, from the C layer, the same way on every thread.
 
 from __future__ import annotations
 
-import json
 import os
 from ctypes import byref, c_double, c_int, c_uint64, c_void_p
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _ffi
 from ._error import MisuseError
+from ._json import ReadBuffer, take_json
+from ._json import loads_bytearray as _loads_bytearray
 from ._ops import Op, OpLike, make_batch
 from ._subscriptions import TRAMPOLINE, Callback, Subscription, call_changing, register, unregister
 from ._sync import SyncMixin
@@ -31,7 +32,6 @@ _DUPLICATE = _ffi.DUPLICATE
 _POLICIES = _ffi.POLICIES
 _STATUSES = _ffi.STATUSES
 _take = _ffi.take_string
-_loads = json.loads
 
 _open = _lib.optimist_open
 _open_ext = _lib.optimist_open_ext
@@ -45,8 +45,9 @@ _put = _ffi.unchecked("optimist_put")  # hot: see _ffi.unchecked
 _commit = _lib.optimist_commit
 _rollback = _lib.optimist_rollback
 _server_apply = _lib.optimist_server_apply
-_get = _ffi.unchecked("optimist_get")  # hot: see _ffi.unchecked
-_get_confirmed = _ffi.unchecked("optimist_get_confirmed")  # hot: see _ffi.unchecked
+_get_into = _ffi.unchecked("optimist_get_into")  # hot: see _ffi.unchecked
+_get_confirmed_into = _ffi.unchecked("optimist_get_confirmed_into")  # hot: see _ffi.unchecked
+_buffer = ReadBuffer()
 _is_pending = _lib.optimist_is_pending
 _scan = _lib.optimist_scan
 _status = _lib.optimist_status
@@ -194,7 +195,11 @@ class Store(SyncMixin):
         if dedupe_key is None and pol == 0 and type(ops) is list and len(ops) == 1:
             op = ops[0]
             if type(op) is Op and op[0] == "put":
-                rc = call_changing("mutate", _put, self._h, *op[6], byref(out))
+                # No subscription, no callback to catch errors from: the frame is skipped.
+                if self._subs:
+                    rc = call_changing("mutate", _put, self._h, *op[6], byref(out))
+                else:
+                    rc = _put(self._h, *op[6], byref(out))
                 if rc:
                     raise_for(rc)
                 return out.value
@@ -248,22 +253,47 @@ class Store(SyncMixin):
 
     def get(self, coll: str, key: str) -> Optional[Record]:
         """The visible record, or None."""
-        return self._read_record(_get, coll, key)
-
-    def confirmed(self, coll: str, key: str) -> Optional[Record]:
-        """The confirmed record (what the authority acknowledged), or None."""
-        return self._read_record(_get_confirmed, coll, key)
-
-    def _read_record(self, fn: Any, coll: str, key: str) -> Optional[Record]:
-        """One record through `optimist_get` or `optimist_get_confirmed`; NOTFOUND is None."""
-        out = c_void_p()
-        rc = fn(self._h, coll_cstr(coll), cstr(key, "key"), byref(out))
+        # _read_record's common case written out: a Python call is a visible share of a read.
+        # cstr's checks, inline for a str: encodable (no lone surrogate) and without NUL.
+        try:
+            k = key.encode() if type(key) is str else None
+        except UnicodeEncodeError:
+            k = None
+        if k is None or b"\0" in k:
+            k = cstr(key, "key")  # raises the right error
+        data, cbuf, cap, length, length_ref = _buffer.state
+        rc = _get_into(self._h, coll_cstr(coll), k, cbuf, cap, length_ref)
         if rc:
             if rc == _NOTFOUND:
                 return None
             raise_for(rc)
-        value: Record = _loads(_take(out))
-        return value
+        n = length.value
+        if n < len(data):
+            value: Record = _loads_bytearray(data[:n])
+            return value
+        return self._read_record(_get_into, coll, key)  # larger than the buffer
+
+    def confirmed(self, coll: str, key: str) -> Optional[Record]:
+        """The confirmed record (what the authority acknowledged), or None."""
+        return self._read_record(_get_confirmed_into, coll, key)
+
+    def _read_record(self, fn: Any, coll: str, key: str) -> Optional[Record]:
+        """One record through ``optimist_get_into`` (or ``_confirmed_into``) and this thread's
+        read buffer; NOTFOUND is None. A record larger than the buffer grows it, and is read
+        again (it may have changed in between)."""
+        c, k = coll_cstr(coll), cstr(key, "key")
+        while True:
+            data, cbuf, cap, length, length_ref = _buffer.state
+            rc = fn(self._h, c, k, cbuf, cap, length_ref)
+            if rc:
+                if rc == _NOTFOUND:
+                    return None
+                raise_for(rc)
+            n = length.value
+            if n < len(data):
+                value: Record = _loads_bytearray(data[:n])
+                return value
+            _buffer.resize(max(n + 1, 2 * len(data)))
 
     def is_pending(self, coll: str, key: str) -> bool:
         """Whether a pending, inflight or failed mutation touches the record."""
@@ -279,7 +309,7 @@ class Store(SyncMixin):
             raise MisuseError("limit must not be negative")
         out = c_void_p()
         check(_scan(self._h, coll_cstr(coll), cstr(prefix, "prefix"), limit, byref(out)))
-        return [(k, v) for k, v in _loads(_take(out))]
+        return [(k, v) for k, v in take_json(out)]
 
     def status(self, mid: int) -> str:
         """``"pending"``, ``"inflight"``, ``"failed"``, ``"committed"`` or ``"rolled_back"``.
@@ -320,7 +350,7 @@ class Store(SyncMixin):
                 raise MisuseError(f"status must be None, 'pending', 'inflight' or 'failed', not {status!r}")
         out = c_void_p()
         check(_mutations(self._h, code, byref(out)))
-        listed: List[Dict[str, Any]] = _loads(_take(out))
+        listed: List[Dict[str, Any]] = take_json(out)
         return listed
 
     def explain(self, coll: str, key: str) -> Dict[str, Any]:
@@ -332,7 +362,7 @@ class Store(SyncMixin):
         the visible state."""
         out = c_void_p()
         check(_explain(self._h, coll_cstr(coll), cstr(key, "key"), byref(out)))
-        explained: Dict[str, Any] = _loads(_take(out))
+        explained: Dict[str, Any] = take_json(out)
         return explained
 
     # Outbox -----------------------------------------------------------------------------
@@ -352,7 +382,7 @@ class Store(SyncMixin):
             if rc == _NOTFOUND:
                 return None
             raise_for(rc)
-        return mid.value, _loads(_take(ops))
+        return mid.value, take_json(ops)
 
     def fail(self, mid: int, transient: bool, reason: Optional[str], now_ms: int) -> None:
         """A send failed. A transient failure comes back pending after exponential backoff

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import builtins
 import itertools
-import json
 import logging
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from . import _ffi
 from ._changes import Change
+from ._json import loads as _loads
 from ._util import raise_for
 
 if TYPE_CHECKING:
@@ -48,7 +48,6 @@ _registry: Dict[int, Callback] = {}
 _tokens = itertools.count(1)  # 0 would be a NULL ctx
 _CAUSES = _ffi.CAUSES
 _RECORD = _ffi.RECORD_STATUSES
-_loads = json.loads
 _new_change = tuple.__new__  # every field given: skips Change.__new__'s default for status
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import atexit
 import ctypes
 import itertools
-import json
 import logging
 import math
 import threading
@@ -36,6 +35,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from . import _ffi
 from ._error import MisuseError
+from ._json import loads as _loads
+from ._json import take_json
 from ._subscriptions import call_changing
 from ._util import check, cstr, i64, raise_for
 
@@ -54,8 +55,6 @@ _sync_now = _lib.optimist_sync_now
 _sync_set_headers = _lib.optimist_sync_set_headers
 _sync_wait_idle = _lib.optimist_sync_wait_idle
 _sync_status = _lib.optimist_sync_status
-_take = _ffi.take_string
-_loads = json.loads
 _log = logging.getLogger("optimist")
 
 _U32_MAX = (1 << 32) - 1
@@ -480,6 +479,6 @@ class SyncMixin:
         """
         out = c_void_p()
         check(_sync_status(self._h, byref(out)))
-        status: Dict[str, Any] = _loads(_take(out))
+        status: Dict[str, Any] = take_json(out)
         return status
 
