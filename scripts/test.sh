@@ -57,10 +57,11 @@ python_tests() {
     OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$venv/bin/python" -m pytest -q Bindings/python/tests
 }
 # The Python package again on the standard library's decoder (as installed without orjson):
-# the decoders' comparison, the scenario corpus and the model-based test.
+# the codecs compared, the encoding of ops, the scenario corpus and the model-based test.
 python_stdlib_json_tests() {
     OPTIMIST_PYTHON_JSON=stdlib OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$ROOT/build/venv/bin/python" -m pytest -q \
-        Bindings/python/tests/test_json.py Bindings/python/tests/test_scenarios.py Bindings/python/tests/test_stateful.py
+        Bindings/python/tests/test_json.py Bindings/python/tests/test_ops_encoding.py Bindings/python/tests/test_scenarios.py \
+        Bindings/python/tests/test_stateful.py
 }
 # The Swift API's DocC catalog and doc comments (scripts/docs.sh): fails on any DocC warning.
 docs_build() { bash scripts/docs.sh "$ROOT/build/docs"; }

@@ -1,11 +1,13 @@
 """The decoder of the library's JSON (``optimist._json``): orjson when installed, else the
 standard library, with the same Python values either way."""
 
+import enum
 import json
 import math
 import os
 import subprocess
 import sys
+import uuid
 
 import hypothesis.strategies as st
 import pytest
@@ -13,7 +15,7 @@ from ctypes import byref, c_void_p
 from hypothesis import given, settings
 
 import optimist
-from optimist import _ffi, _json
+from optimist import _ffi, _json, _ops
 
 from conftest import SRC, library_path
 
@@ -98,3 +100,58 @@ def test_stdlib_can_be_chosen_by_the_environment():
     env = dict(os.environ, OPTIMIST_PYTHON_JSON="stdlib", OPTIMIST_LIBRARY=library_path(), PYTHONPATH=str(SRC))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "json {'a': [1, 2.5]} [('k', {'a': [1, 2.5]})]"
+
+
+class Color(enum.Enum):
+    RED = 1
+
+
+class Level(enum.IntEnum):
+    HIGH = 2
+
+
+class Name(str):
+    pass
+
+
+odd_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2 ** 70), 2 ** 70) | st.floats() | st.text()
+    | st.sampled_from([Color.RED, Level.HIGH, Name("n"), uuid.UUID(int=5), "\ud800", b"x", (1, 2)]),
+    lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=3) | st.integers(0, 3) | st.none(), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+def encoded(value, fast):
+    """``_encode_record(value)`` with orjson's encoder on or off: ("ok", decoded) or ("error", type)."""
+    saved = _ops._fast_encode
+    _ops._fast_encode = fast
+    try:
+        return "ok", json.loads(_ops._encode_record(value).decode("utf-8"))
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return "error", type(e)
+    finally:
+        _ops._fast_encode = saved
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.text(max_size=4) | st.integers(0, 3), odd_values, max_size=4))
+def test_a_record_is_encoded_alike_with_or_without_orjson(record):
+    if _json.encode_record is None:
+        pytest.skip("orjson is not in use")
+    fast, plain = encoded(record, _json.encode_record), encoded(record, None)
+    assert fast[0] == plain[0]
+    if fast[0] == "ok":
+        assert same(fast[1], plain[1])
+    else:
+        assert fast[1] is plain[1]
+
+
+def test_orjson_takes_only_what_json_writes_alike():
+    if _json.encode_record is None:
+        pytest.skip("orjson is not in use")
+    assert _json.encode_record({"a": [1, 2.5, None, True, {"b": "é"}], "t": (1,)}) is not None
+    for declined in ({"x": float("nan")}, {"x": float("inf")}, {"x": Color.RED}, {"x": Level.HIGH},
+                     {"x": Name("n")}, {"x": uuid.UUID(int=5)}, {1: 2}, {"x": 2 ** 64}, {"x": "\ud800"}):
+        assert _json.encode_record(declined) is None, declined

@@ -1,5 +1,5 @@
-"""Decoding the JSON the library hands out: with orjson when it is installed, else with the
-standard library.
+"""Decoding the JSON the library hands out, and encoding records for it: with orjson when it is
+installed, else with the standard library.
 
 Decoding is most of what a read costs in Python: ``json.loads`` of a 100-byte record takes
 several times the foreign call that fetched it, and orjson about a fifth of ``json.loads``.
@@ -21,11 +21,11 @@ import json
 import os
 import threading
 from ctypes import byref, c_char, c_char_p, c_size_t, c_void_p
-from typing import Any, Callable, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 from . import _ffi
 
-__all__ = ["DECODER", "loads", "loads_bytearray", "ReadBuffer", "take_json"]
+__all__ = ["DECODER", "encode_record", "loads", "loads_bytearray", "ReadBuffer", "take_json"]
 
 _free = _ffi.unchecked("optimist_free")
 
@@ -59,6 +59,55 @@ DECODER: str
 #: Decodes JSON text (``bytes`` in UTF-8, or ``str``) into Python values.
 loads: Callable[[Union[bytes, str]], Any]
 DECODER, loads = _choose()
+
+
+_PLAIN = frozenset((str, int, bool, type(None)))
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """Whether every value inside ``value`` (a dict, list or tuple) is of a type the two
+    encoders write alike: ``str``, ``int``, ``bool``, None, finite ``float``, and dicts, lists
+    and tuples of them, to a modest depth. Not subclasses (an ``IntEnum``), not NaN (orjson
+    writes null where ``json`` refuses it), nor anything orjson knows and ``json`` does not
+    (``Enum``, ``UUID``, ``datetime``, numpy)."""
+    for x in value.values() if type(value) is dict else value:
+        t = type(x)
+        if t in _PLAIN:
+            continue
+        if t is float:
+            if x - x != 0.0:  # NaN or an infinity
+                return False
+            continue
+        if (t is dict or t is list or t is tuple) and depth < 32 and _plain(x, depth + 1):
+            continue
+        return False
+    return True
+
+
+def _choose_encoder() -> Optional[Callable[[Dict[str, Any]], Optional[bytes]]]:
+    if DECODER != "orjson":
+        return None
+    import orjson  # type: ignore[import-not-found]
+
+    dumps, refused = orjson.dumps, orjson.JSONEncodeError
+
+    def encode(record: Dict[str, Any]) -> Optional[bytes]:
+        if _plain(record):
+            try:
+                return dumps(record)  # type: ignore[no-any-return]
+            except refused:
+                pass  # a name not a str, an int beyond 64 bits, a lone surrogate
+        return None
+
+    return encode
+
+
+#: Encodes a record (a ``dict``) to JSON in UTF-8 with orjson, or returns None for the
+#: standard library to do it; None itself when orjson is not in use. It takes only values that
+#: ``json`` writes as the same JSON values (see ``_plain``); anything else, including every
+#: value ``json`` refuses, is left to ``json``, so what a ``put`` accepts, refuses and stores
+#: does not depend on orjson.
+encode_record = _choose_encoder()
 
 
 def _choose_slice_loads() -> Callable[[bytearray], Any]:

@@ -16,7 +16,7 @@ import math
 from operator import itemgetter
 from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Tuple, Union
 
-from . import _ffi
+from . import _ffi, _json
 from ._error import InvalidError
 from ._managed import Managed
 from ._util import check, coll_cstr, cstr
@@ -66,6 +66,10 @@ def _fast_dumps() -> Optional[Callable[[Any], str]]:
 _dumps: Callable[[Any], str] = _fast_dumps() or _public_dumps
 
 
+#: orjson's encoder for the records it writes as ``json`` would (see ``_json.encode_record``).
+_fast_encode = _json.encode_record
+
+
 def _encode_record(value: Mapping[str, Any]) -> bytes:
     """``value`` as JSON text in UTF-8. (JSON escapes control characters, so the text never
     holds a NUL byte.)"""
@@ -73,6 +77,10 @@ def _encode_record(value: Mapping[str, Any]) -> bytes:
         if not isinstance(value, Mapping):
             raise TypeError(f"value must be a dict (a JSON object), not {type(value).__name__}")
         value = dict(value)
+    if _fast_encode is not None:
+        text = _fast_encode(value)
+        if text is not None:
+            return text
     try:
         return _dumps(value).encode("utf-8")
     except (ValueError, RecursionError) as e:  # NaN or infinity, a cycle, a lone surrogate
@@ -175,9 +183,14 @@ class Op(Tuple[Any, ...]):
         return f"optimist.incr({self[1]!r}, {self[2]!r}, {self[4]!r}, {self[5]!r})"
 
 
+_new_op = tuple.__new__
+
+
 def put(coll: str, key: str, value: Mapping[str, Any]) -> Op:
     """Replace the record ``coll/key`` with ``value`` (a dict)."""
-    return Op("put", coll, key, value)
+    # Op.__new__'s put branch, written out: building the op is on every tap's path.
+    args = (coll_cstr(coll), cstr(key, "key"), _encode_record(value))
+    return _new_op(Op, ("put", coll, key, value if type(value) is dict else dict(value), None, None, args))  # type: ignore[arg-type]
 
 
 def patch(coll: str, key: str, value: Mapping[str, Any]) -> Op:
