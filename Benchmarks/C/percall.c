@@ -14,6 +14,8 @@
  *   step_put_fields     optimist_put_fields + view_get
  *   step_commit         commit of a pending one-put mutation
  *   step_get            optimist_get of an existing log + optimist_free
+ *   step_get_into       optimist_get_into of the same log into a buffer on the stack (skipped
+ *                       with a library from before it: the symbol is weak)
  * Build:
  *   cc -O2 -IInclude -IBenchmarks/C Benchmarks/C/percall.c Benchmarks/C/common.c \
  *      Benchmarks/C/optimistic.c -Lbuild -loptimist -Wl,-rpath,$PWD/build -o /tmp/percall
@@ -88,6 +90,15 @@ STEP void step_get(optimist_store *s, const char *key) {
     optimist_free(out);
 }
 
+#pragma weak optimist_get_into
+
+STEP void step_get_into(optimist_store *s, const char *key) {
+    char buf[512];
+    size_t len = 0;
+    ok(optimist_get_into(s, "logs", key, buf, sizeof buf, &len), "get_into");
+    if (len >= sizeof buf) die("get_into", "the record did not fit");
+}
+
 typedef uint64_t (*tap_fn)(optimist_store *, const char *, const char *, int);
 
 int main(int argc, char **argv) {
@@ -146,6 +157,16 @@ int main(int argc, char **argv) {
         t[i] = now_ns() - t0;
     }
     printf("%-12s median %8.0f ns\n", "get", summarize(t, (size_t)reps).median * 1000);
+    if (optimist_get_into != NULL) {
+        for (int i = 0; i < reps; i++) {
+            char key[32], day[16], habit[16];
+            existing_log((i * 7919) % N, N, key, day, habit);
+            uint64_t t0 = now_ns();
+            step_get_into(s, key);
+            t[i] = now_ns() - t0;
+        }
+        printf("%-12s median %8.0f ns\n", "get_into", summarize(t, (size_t)reps).median * 1000);
+    }
     free(t);
     ok(optimist_close(s), "close");
     return 0;
