@@ -10,8 +10,9 @@
 #
 # A LIBRARY from before optimist_put runs only the batch steps; with OPTIMIST_PYTHON_SRC set to
 # another checkout's Bindings/python/src, the Python rows use that package (a "before" row).
-# OPTIMIST_BENCH_PYTHON picks the interpreter (default: python3); with orjson installed there,
-# the Python rows come twice, one per JSON decoder (an older package ignores the choice).
+# OPTIMIST_BENCH_PYTHON picks the interpreter (default: python3). The Python rows come once per
+# JSON decoder (json, and orjson when installed there) and per path (ctypes alone, and the C
+# accelerator, built here in place when missing); an older package ignores the choices.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 lib="$(realpath "${1:-$root/build/liboptimist.so}")"
@@ -51,21 +52,29 @@ callgrind_annotate --inclusive=yes "$work/c.out" | awk -v reps="$reps" '
 # library's JSON decoder, and on orjson (the package's `fast` extra) when this Python has it.
 py="${OPTIMIST_BENCH_PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}"
 py="$(realpath "$py")"
-total() {  # total DECODER OP COUNT
+total() {  # total DECODER PATH OP COUNT
     rm -f "$work"/p.optimist*
-    local choice=""
+    local choice="" speedups=1
     [ "$1" = json ] && choice=stdlib
-    OPTIMIST_PYTHON_JSON="$choice" OPTIMIST_LIBRARY="$lib" PYTHONPATH="$pysrc" \
+    [ "$2" = ctypes ] && speedups=0
+    OPTIMIST_PYTHON_JSON="$choice" OPTIMIST_PYTHON_SPEEDUPS="$speedups" OPTIMIST_LIBRARY="$lib" PYTHONPATH="$pysrc" \
         valgrind --tool=callgrind --callgrind-out-file="$work/p.out" \
-        "$py" "$root/Benchmarks/Python/percall.py" "$work/p.optimist" "$2" "$3" 2>&1 >/dev/null |
+        "$py" "$root/Benchmarks/Python/percall.py" "$work/p.optimist" "$3" "$4" 2>&1 >/dev/null |
         sed -n 's/.*refs: *//p' | tr -d ','
 }
 decoders=(json)
 "$py" -c 'import orjson' 2>/dev/null && decoders+=(orjson)
-for decoder in "${decoders[@]}"; do
-    base=$(total "$decoder" none "$reps")
-    for op in get mutate; do
-        n=$(total "$decoder" "$op" "$reps")
-        printf 'Python %-27s %14.0f\n' "$op ($decoder)" "$(echo "($n - $base) / $reps" | bc -l)"
+paths=(ctypes)
+if [ -f "$pysrc/optimist/_speedups.c" ]; then
+    (cd "$pysrc/.." && "$py" setup.py -q build_ext --inplace >/dev/null 2>&1) || true
+    ls "$pysrc"/optimist/_speedups*.so >/dev/null 2>&1 && paths+=(accelerator)
+fi
+for path in "${paths[@]}"; do
+    for decoder in "${decoders[@]}"; do
+        base=$(total "$decoder" "$path" none "$reps")
+        for op in get mutate; do
+            n=$(total "$decoder" "$path" "$op" "$reps")
+            printf 'Python %-27s %14.0f\n' "$op ($decoder, $path)" "$(echo "($n - $base) / $reps" | bc -l)"
+        done
     done
 done

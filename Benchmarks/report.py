@@ -195,9 +195,11 @@ def markdown(data: dict, mode: str, seconds: str, has_plot: bool) -> str:
             "(what a C app does from its own struct) and puts it with `optimist_put_fields`, one call "
             "with no batch object; the same tap with the record formatted as JSON (`snprintf`) and parsed "
             "(`optimist_put`) runs interleaved with it and is reported below the table. Swift goes "
-            "through the Swift API (records as values), Python through the `optimist` package (ctypes; "
-            "records as dicts, sent as JSON, encoded by orjson when it is installed: Benchmarks/run installs it, "
-            "as the package's `fast` extra does; `Benchmarks/Python/percall.py` times both encoders).",
+            "through the Swift API (records as values), Python through the `optimist` package (ctypes, "
+            "with its C accelerator of the hot calls when it is built: Benchmarks/run builds it, as "
+            "`pip install` does where a compiler is; records as dicts, sent as JSON, encoded by orjson "
+            "when it is installed: Benchmarks/run installs it, as the package's `fast` extra does; "
+            "`Benchmarks/Python/percall.py` times each path and encoder).",
             "- Which habit is tapped (today's date, the habit's id) is the app's input: both flows get it "
             "before the clock starts; each builds its key (and the optimistic flow its record) inside the "
             "timing.",

@@ -81,11 +81,12 @@ extern "C" {
 ** optimist_version()) and the Python package's version from them.
 **
 ** 1.1.0 added optimist_mutate_ext (optimist_mutate_options), optimist_put, optimist_put_fields
-** and the retry policy at open (optimist_open_options version 2). Nothing was removed or
-** changed: the SONAME stays liboptimist.so.1.
+** and the retry policy at open (optimist_open_options version 2). 1.2.0 added
+** optimist_get_into and optimist_get_confirmed_into. Nothing was removed or changed: the SONAME
+** stays liboptimist.so.1.
 */
-#define OPTIMIST_VERSION        "1.1.0"
-#define OPTIMIST_VERSION_NUMBER 1001000
+#define OPTIMIST_VERSION        "1.2.0"
+#define OPTIMIST_VERSION_NUMBER 1002000
 
 /*
 ** RESULT CODES

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, only when missing, what building and testing Optimist needs on Debian/Ubuntu:
 # cmake, ninja-build, pkg-config, libffi-dev, libsqlite3-dev, libcurl4-openssl-dev (the sync's
-# built-in HTTP transport), python3 with venv (one
+# built-in HTTP transport), python3 with venv, and Python's headers when python3 is Debian's and
+# lacks them (python3-dev: the Python package's C accelerator compiles against them) (one
 # `apt-get update` first, with sudo when not root). Swift itself must already be installed.
 # Used by both README commands (scripts/demo.sh and scripts/test.sh).
 set -euo pipefail
@@ -17,6 +18,12 @@ command -v python3 >/dev/null 2>&1 || missing+=(python3 python3-venv)
 # Debian's own python3 needs python3-venv for `python3 -m venv` (the test command makes one).
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
     missing+=(python3-venv)
+fi
+# Python.h, where this python3 looks for it; only Debian's python3 gets it from apt (another
+# Python, e.g. pyenv's, brings its own).
+if command -v python3 >/dev/null 2>&1 && [ "$(command -v python3)" = /usr/bin/python3 ] &&
+    ! python3 -c 'import os, sysconfig, sys; sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
+    missing+=(python3-dev)
 fi
 if command -v dpkg-query >/dev/null 2>&1; then
     have_deb libffi-dev || missing+=(libffi-dev)

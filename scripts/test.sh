@@ -2,7 +2,8 @@
 # The one test command: installs what is missing, builds everything and runs every suite —
 # Swift tests, the DocC documentation (warnings fail it), CTest (C tests, the libffi scenario
 # shim, install and example tests), the same C tests under sanitizers, a short run of every
-# fuzz target (scripts/fuzz.sh), pytest over the Python package, and the Swift quick start.
+# fuzz target (scripts/fuzz.sh), pytest over the Python package (with its C accelerator and
+# orjson, and without them), and the Swift quick start.
 # Prints each suite's summary and exits non-zero if any suite fails.
 #
 #   bash scripts/test.sh            # everything
@@ -53,15 +54,28 @@ python_tests() {
     # The README's Python quick start, as written: pip install ./Bindings/python.
     OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$venv/bin/python" -m pip install -q \
         --disable-pip-version-check --force-reinstall --no-deps ./Bindings/python || return 1
-    (cd /tmp && env -u OPTIMIST_LIBRARY "$venv/bin/python" -c 'import optimist; s = optimist.Store(); print("bundled library loads:", s.client_id); s.close()') || return 1
-    OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$venv/bin/python" -m pytest -q Bindings/python/tests
+    # ... which builds the C accelerator (optimist._speedups) beside the bundled library.
+    (cd /tmp && env -u OPTIMIST_LIBRARY "$venv/bin/python" -c 'import optimist, optimist._fast as f; s = optimist.Store(); print("bundled library loads:", s.client_id, "accelerator:", f.SPEEDUPS); s.close(); assert f.SPEEDUPS') || return 1
+    # The tests import the package from src/: the accelerator is built there too, and required.
+    (cd Bindings/python && "$venv/bin/python" setup.py -q build_ext --inplace --force) || return 1
+    OPTIMIST_REQUIRE_SPEEDUPS=1 OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$venv/bin/python" -m pytest -q Bindings/python/tests
 }
-# The Python package again on the standard library's decoder (as installed without orjson):
-# the codecs compared, the encoding of ops, the scenario corpus and the model-based test.
+# The codecs compared, the encoding of ops, the scenario corpus and the model-based test again:
+# on the standard library's decoder (installed without orjson) with the accelerator, then on
+# orjson without it (installed where nothing could be compiled).
+PY_CORE_TESTS=(Bindings/python/tests/test_json.py Bindings/python/tests/test_ops_encoding.py
+               Bindings/python/tests/test_scenarios.py Bindings/python/tests/test_stateful.py Bindings/python/tests/test_fast.py)
 python_stdlib_json_tests() {
-    OPTIMIST_PYTHON_JSON=stdlib OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$ROOT/build/venv/bin/python" -m pytest -q \
-        Bindings/python/tests/test_json.py Bindings/python/tests/test_ops_encoding.py Bindings/python/tests/test_scenarios.py \
-        Bindings/python/tests/test_stateful.py
+    OPTIMIST_PYTHON_JSON=stdlib OPTIMIST_REQUIRE_SPEEDUPS=1 OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" \
+        "$ROOT/build/venv/bin/python" -m pytest -q "${PY_CORE_TESTS[@]}" || return 1
+    OPTIMIST_PYTHON_SPEEDUPS=0 OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" \
+        "$ROOT/build/venv/bin/python" -m pytest -q "${PY_CORE_TESTS[@]}"
+}
+# Every Python test on ctypes alone and the standard library's decoder: the package as
+# installed with no extra and no compiler.
+python_ctypes_tests() {
+    OPTIMIST_PYTHON_SPEEDUPS=0 OPTIMIST_PYTHON_JSON=stdlib OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" \
+        "$ROOT/build/venv/bin/python" -m pytest -q Bindings/python/tests
 }
 # The Swift API's DocC catalog and doc comments (scripts/docs.sh): fails on any DocC warning.
 docs_build() { bash scripts/docs.sh "$ROOT/build/docs"; }
@@ -85,6 +99,7 @@ if [ -z "${OPTIMIST_SKIP_FUZZ:-}" ]; then
 fi
 run_suite python 'passed|failed' python_tests
 run_suite python-stdlib-json 'passed|failed' python_stdlib_json_tests
+run_suite python-ctypes 'passed|failed' python_ctypes_tests
 run_suite swift-quickstart 'habits-quickstart|done' swift_quickstart
 run_suite server 'passed|failed' server_tests
 run_suite e2e 'passed|failed' e2e_tests

@@ -45,7 +45,8 @@ def main() -> None:
     store.close()
     if t:
         decoder = getattr(getattr(optimist, "_json", None), "DECODER", "json")
-        print(f"python {op} ({decoder}): median {statistics.median(t) / 1000:.2f} µs over {reps}")
+        path = "accelerator" if getattr(getattr(optimist, "_fast", None), "SPEEDUPS", False) else "ctypes"
+        print(f"python {op} ({decoder}, {path}): median {statistics.median(t) / 1000:.2f} µs over {reps}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,12 @@ The first that exists is copied to ``optimist/_lib/liboptimist.so`` in the built
 the wheel is then tagged for this platform (it holds native code). When none exists, the
 package is pure Python and finds the library at import time (see ``optimist/_loader.py``).
 
+Where a C compiler and Python's headers are, it also builds ``optimist._speedups``, the optional
+accelerator of the hot calls (see ``optimist/_fast.py``). It is compiled against
+``Include/optimist.h`` at the checkout root, and a build that fails only leaves it out: the
+package then runs on ctypes alone. ``python setup.py build_ext --inplace`` builds it into
+``src/optimist/`` for the tests, which import the package from there.
+
 The package's version is the library's: ``OPTIMIST_VERSION`` in ``Include/optimist.h`` at the
 checkout root (or, building from an sdist, the version its PKG-INFO recorded). It is written
 into the built package as ``optimist/_version.py``.
@@ -18,7 +24,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
 
@@ -83,11 +89,22 @@ class BuildPyBundlingLibrary(build_py):
             print("optimist: no built liboptimist found; not bundling one", file=sys.stderr)
 
 
+def speedups():
+    """The accelerator's extension, when the header it compiles against is here (a checkout)."""
+    include = ROOT / "Include"
+    if not (include / "optimist.h").is_file():
+        return []
+    return [Extension("optimist._speedups", sources=["src/optimist/_speedups.c"],
+                      include_dirs=[str(include)], optional=True)]
+
+
 class MaybeBinaryDistribution(Distribution):
-    """A distribution that counts as platform-specific when it bundles the library."""
+    """A distribution that counts as platform-specific when it bundles the library (or builds
+    the accelerator)."""
 
     def has_ext_modules(self):
-        return LIBRARY is not None
+        return LIBRARY is not None or bool(self.ext_modules)
 
 
-setup(version=VERSION, cmdclass={"build_py": BuildPyBundlingLibrary}, distclass=MaybeBinaryDistribution)
+setup(version=VERSION, cmdclass={"build_py": BuildPyBundlingLibrary}, distclass=MaybeBinaryDistribution,
+      ext_modules=speedups())

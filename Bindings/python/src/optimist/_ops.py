@@ -16,7 +16,7 @@ import math
 from operator import itemgetter
 from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Tuple, Union
 
-from . import _ffi, _json
+from . import _fast, _ffi, _json
 from ._error import InvalidError
 from ._managed import Managed
 from ._util import check, coll_cstr, cstr
@@ -68,6 +68,7 @@ _dumps: Callable[[Any], str] = _fast_dumps() or _public_dumps
 
 #: orjson's encoder for the records it writes as ``json`` would (see ``_json.encode_record``).
 _fast_encode = _json.encode_record
+_fast_put_args = _fast.put_args
 
 
 def _encode_record(value: Mapping[str, Any]) -> bytes:
@@ -188,8 +189,11 @@ _new_op = tuple.__new__
 
 def put(coll: str, key: str, value: Mapping[str, Any]) -> Op:
     """Replace the record ``coll/key`` with ``value`` (a dict)."""
-    # Op.__new__'s put branch, written out: building the op is on every tap's path.
-    args = (coll_cstr(coll), cstr(key, "key"), _encode_record(value))
+    # Op.__new__'s put branch, written out: building the op is on every tap's path (and the
+    # C accelerator builds its arguments when it can: see _fast).
+    args = _fast_put_args(coll, key, value) if _fast_put_args is not None else None
+    if args is None:
+        args = (coll_cstr(coll), cstr(key, "key"), _encode_record(value))
     return _new_op(Op, ("put", coll, key, value if type(value) is dict else dict(value), None, None, args))  # type: ignore[arg-type]
 
 

@@ -15,7 +15,7 @@ import os
 from ctypes import byref, c_double, c_int, c_uint64, c_void_p
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from . import _ffi
+from . import _fast, _ffi
 from ._error import MisuseError
 from ._json import ReadBuffer, take_json
 from ._json import loads_bytearray as _loads_bytearray
@@ -48,6 +48,11 @@ _server_apply = _lib.optimist_server_apply
 _get_into = _ffi.unchecked("optimist_get_into")  # hot: see _ffi.unchecked
 _get_confirmed_into = _ffi.unchecked("optimist_get_confirmed_into")  # hot: see _ffi.unchecked
 _buffer = ReadBuffer()
+# The C accelerator's versions of the three hot calls, or None (see _fast).
+_FALLBACK = _fast.FALLBACK
+_fast_get = _fast.get
+_fast_confirmed = _fast.confirmed
+_fast_put = _fast.put
 _is_pending = _lib.optimist_is_pending
 _scan = _lib.optimist_scan
 _status = _lib.optimist_status
@@ -87,6 +92,8 @@ class Store(SyncMixin):
 
     def __init__(self, path: Optional[PathLike] = None, *, cache_bytes: Optional[int] = None) -> None:
         self._h: Optional[c_void_p] = None
+        #: The handle as an int, for the C accelerator (see _fast); it stays valid after close.
+        self._hv = 0
         self._closed = False
         self._subs: Dict[int, Subscription] = {}
         p = None if path is None else os.fsencode(path)
@@ -102,6 +109,7 @@ class Store(SyncMixin):
             opts.cache_bytes = min(cache_bytes, 1 << 48)
             check(_open_ext(p, byref(opts), byref(h)))
         self._h = h
+        self._hv = h.value
         #: The path the store was opened on (None: in memory).
         self.path: Optional[str] = None if path is None else os.fsdecode(p)  # type: ignore[arg-type]
 
@@ -187,6 +195,15 @@ class Store(SyncMixin):
             InvalidError: an op cannot apply (e.g. ``incr`` of a string); nothing changed.
             DuplicateError: ``dedupe_key`` is held; ``.existing_id`` is the holder.
         """
+        # The tap's shape (one put, the default options) with no subscription (no callback to
+        # catch errors from) goes straight to the C accelerator when there is one.
+        if (_fast_put is not None and dedupe_key is None and policy == "rollback" and type(ops) is list
+                and len(ops) == 1 and not self._subs):
+            op = ops[0]
+            if type(op) is Op and op[0] == "put":
+                mid = _fast_put(self._hv, *op[6])
+                if mid is not _FALLBACK:
+                    return mid  # type: ignore[no-any-return]
         pol = _POLICIES.get(policy)
         if pol is None:
             raise MisuseError(f"policy must be 'rollback' or 'keep', not {policy!r}")
@@ -195,7 +212,6 @@ class Store(SyncMixin):
         if dedupe_key is None and pol == 0 and type(ops) is list and len(ops) == 1:
             op = ops[0]
             if type(op) is Op and op[0] == "put":
-                # No subscription, no callback to catch errors from: the frame is skipped.
                 if self._subs:
                     rc = call_changing("mutate", _put, self._h, *op[6], byref(out))
                 else:
@@ -253,6 +269,10 @@ class Store(SyncMixin):
 
     def get(self, coll: str, key: str) -> Optional[Record]:
         """The visible record, or None."""
+        if _fast_get is not None:
+            r = _fast_get(self._hv, coll, key)
+            if r is not _FALLBACK:
+                return r  # type: ignore[no-any-return]
         # _read_record's common case written out: a Python call is a visible share of a read.
         # cstr's checks, inline for a str: encodable (no lone surrogate) and without NUL.
         try:
@@ -275,6 +295,10 @@ class Store(SyncMixin):
 
     def confirmed(self, coll: str, key: str) -> Optional[Record]:
         """The confirmed record (what the authority acknowledged), or None."""
+        if _fast_confirmed is not None:
+            r = _fast_confirmed(self._hv, coll, key)
+            if r is not _FALLBACK:
+                return r  # type: ignore[no-any-return]
         return self._read_record(_get_confirmed_into, coll, key)
 
     def _read_record(self, fn: Any, coll: str, key: str) -> Optional[Record]:
