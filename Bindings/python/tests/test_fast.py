@@ -28,6 +28,7 @@ def test_the_accelerator_is_in_use_where_the_test_command_built_it():
         assert _fast.SPEEDUPS, "OPTIMIST_REQUIRE_SPEEDUPS=1, but optimist._speedups did not load"
     if os.environ.get("OPTIMIST_PYTHON_SPEEDUPS") == "0":
         assert not _fast.SPEEDUPS and _store._fast_get is None and _ops._fast_put_args is None
+        assert _store._fast_view_get is None and _store._fast_put is None
 
 
 def test_the_environment_turns_it_off():
@@ -41,11 +42,14 @@ class ctypes_only:
     """Within it, the store and ops run on ctypes, as without the accelerator."""
 
     def __enter__(self):
-        self.saved = (_store._fast_get, _store._fast_confirmed, _store._fast_put, _ops._fast_put_args)
-        _store._fast_get = _store._fast_confirmed = _store._fast_put = _ops._fast_put_args = None
+        self.saved = (_store._fast_get, _store._fast_confirmed, _store._fast_put, _store._fast_view_get,
+                      _ops._fast_put_args)
+        _store._fast_get = _store._fast_confirmed = _store._fast_put = _store._fast_view_get = None
+        _ops._fast_put_args = None
 
     def __exit__(self, *exc):
-        _store._fast_get, _store._fast_confirmed, _store._fast_put, _ops._fast_put_args = self.saved
+        (_store._fast_get, _store._fast_confirmed, _store._fast_put, _store._fast_view_get,
+         _ops._fast_put_args) = self.saved
 
 
 def outcome(fn, *args):
@@ -108,11 +112,27 @@ def test_odd_names_get_the_ctypes_errors(coll, key):
 
 
 @needs_speedups
+def test_view_values_agree_with_ctypes():
+    with optimist.Store() as s:
+        s.view_define("n", "c", "d1/", "count")
+        s.view_define("total", "c", "", "sum:m")
+        for i in range(5):
+            s.mutate([optimist.put("c", f"d{i % 2}/{i}", {"m": i * 1.5})])
+        for name in ("n", "total", "absent", "", "a\0b", "\ud800", 5, None, b"n"):
+            fast, slow = both(s.view_get, name)
+            assert fast == slow, (name, fast, slow)
+        assert both(s.view_get, "n")[0] == ("ok", 2.0)
+        assert both(s.view_get, "total")[0] == ("ok", 15.0)
+        assert both(s.view_get, "absent")[0][1] is optimist.NotFoundError
+
+
+@needs_speedups
 def test_a_closed_store_raises_misuse_on_both_paths():
     s = optimist.Store()
     op = optimist.put("c", "k", {"a": 1})
     s.close()
-    for call in (lambda: s.get("c", "k"), lambda: s.confirmed("c", "k"), lambda: s.mutate([op])):
+    for call in (lambda: s.get("c", "k"), lambda: s.confirmed("c", "k"), lambda: s.mutate([op]),
+                 lambda: s.view_get("v")):
         fast, slow = both(call)
         assert fast == slow and fast[1] is optimist.MisuseError, fast
 

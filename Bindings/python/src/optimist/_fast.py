@@ -3,9 +3,9 @@ library: :data:`SPEEDUPS` is ``True`` when it is in use.
 
 Through ctypes a foreign call costs more than a cached read does inside the library, so the
 package builds, where a C compiler and Python's headers are, a small extension that makes the
-same three calls from C: ``optimist_get_into``, ``optimist_get_confirmed_into`` (for
-:meth:`Store.get` and :meth:`Store.confirmed`) and ``optimist_put`` (for :meth:`Store.mutate` of
-one put); it also builds a put op's arguments (:func:`optimist.put`: the names' UTF-8 and the
+same calls from C: ``optimist_get_into``, ``optimist_get_confirmed_into`` (for
+:meth:`Store.get` and :meth:`Store.confirmed`), ``optimist_put`` (for :meth:`Store.mutate` of
+one put) and ``optimist_view_get`` (for :meth:`Store.view_get`); it also builds a put op's arguments (:func:`optimist.put`: the names' UTF-8 and the
 record's JSON, by orjson when it is in use, for the records ``_json.encode_record`` gives it). It is an accelerator beside the ctypes binding, not a second binding:
 
 - it links nothing: it is handed the addresses of those functions in the library ctypes loaded
@@ -30,7 +30,7 @@ from . import _ffi, _json
 from ._json import loads
 from ._util import raise_for
 
-__all__ = ["FALLBACK", "SPEEDUPS", "get", "confirmed", "put", "put_args"]
+__all__ = ["FALLBACK", "SPEEDUPS", "get", "confirmed", "put", "put_args", "view_get"]
 
 #: What an accelerated call returns for input it leaves to the ctypes path.
 FALLBACK = object()
@@ -53,7 +53,8 @@ def _load() -> Optional[Any]:
 
         dumps, refused = orjson.dumps, orjson.JSONEncodeError
     _speedups.bind(address("optimist_get_into"), address("optimist_get_confirmed_into"),
-                   address("optimist_put"), loads, raise_for, FALLBACK, dumps, refused)
+                   address("optimist_put"), address("optimist_view_get"), loads, raise_for, FALLBACK, dumps,
+                   refused)
     return _speedups
 
 
@@ -70,3 +71,5 @@ put: Optional[Callable[[int, bytes, bytes, bytes], Any]] = _module.put if _modul
 #: ``put_args(coll, key, value)``: the ``(coll, key, json)`` bytes of a put op, or None for
 #: :func:`optimist.put` to build them (and raise what it raises).
 put_args: Optional[Callable[[Any, Any, Any], Any]] = _module.put_args if _module else None
+#: ``view_get(handle, name)``: the view's value, or :data:`FALLBACK`.
+view_get: Optional[Callable[[int, Any], Any]] = _module.view_get if _module else None

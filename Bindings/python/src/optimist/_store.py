@@ -53,6 +53,7 @@ _FALLBACK = _fast.FALLBACK
 _fast_get = _fast.get
 _fast_confirmed = _fast.confirmed
 _fast_put = _fast.put
+_fast_view_get = _fast.view_get
 _is_pending = _lib.optimist_is_pending
 _scan = _lib.optimist_scan
 _status = _lib.optimist_status
@@ -458,6 +459,10 @@ class Store(SyncMixin):
         Raises:
             NotFoundError: no such view.
         """
+        if _fast_view_get is not None:
+            r = _fast_view_get(self._hv, name)
+            if r is not _FALLBACK:
+                return r  # type: ignore[no-any-return]
         out = c_double()
         check(_view_get(self._h, cstr(name, "name"), byref(out)))
         return out.value
