@@ -60,16 +60,17 @@ python_tests() {
     (cd Bindings/python && "$venv/bin/python" setup.py -q build_ext --inplace --force) || return 1
     OPTIMIST_REQUIRE_SPEEDUPS=1 OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$venv/bin/python" -m pytest -q Bindings/python/tests
 }
-# The codecs compared, the encoding of ops, the scenario corpus and the model-based test again:
-# on the standard library's decoder (installed without orjson) with the accelerator, then on
-# orjson without it (installed where nothing could be compiled).
-PY_CORE_TESTS=(Bindings/python/tests/test_json.py Bindings/python/tests/test_ops_encoding.py
-               Bindings/python/tests/test_scenarios.py Bindings/python/tests/test_stateful.py Bindings/python/tests/test_fast.py)
+# The codecs compared, the encoding of ops, the scenario corpus, the model-based test and the
+# accelerator's tests again on the standard library's decoder (installed without orjson) with
+# the accelerator; then the codecs, ops and scenarios on orjson without it (installed where
+# nothing could be compiled; the suite below runs everything else on ctypes).
 python_stdlib_json_tests() {
+    local t=Bindings/python/tests
     OPTIMIST_PYTHON_JSON=stdlib OPTIMIST_REQUIRE_SPEEDUPS=1 OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" \
-        "$ROOT/build/venv/bin/python" -m pytest -q "${PY_CORE_TESTS[@]}" || return 1
+        "$ROOT/build/venv/bin/python" -m pytest -q $t/test_json.py $t/test_ops_encoding.py $t/test_scenarios.py \
+        $t/test_stateful.py $t/test_fast.py || return 1
     OPTIMIST_PYTHON_SPEEDUPS=0 OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" \
-        "$ROOT/build/venv/bin/python" -m pytest -q "${PY_CORE_TESTS[@]}"
+        "$ROOT/build/venv/bin/python" -m pytest -q $t/test_json.py $t/test_ops_encoding.py $t/test_scenarios.py
 }
 # Every Python test on ctypes alone and the standard library's decoder: the package as
 # installed with no extra and no compiler.
