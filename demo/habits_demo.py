@@ -421,7 +421,10 @@ def part_catchup(workdir: str, url: str) -> None:
     section("6. Reload vs optimistic from Python, measured",
             f"{n} logs of ~100 bytes; per tap: sqlite3 INSERT of the log + SELECT every log + recount today "
             f"(WAL, synchronous=NORMAL), vs store.mutate + view_get on a store file. {reps} taps each, "
-            "medians: the benchmark's own code (Benchmarks/Python/bench.py).")
+            "medians: the benchmark's own code (Benchmarks/Python/bench.py). The package runs "
+            + ("with its C accelerator" if getattr(getattr(optimist, "_fast", None), "SPEEDUPS", False)
+               else "on ctypes alone (no accelerator built)")
+            + f" and decodes with {getattr(getattr(optimist, '_json', None), 'DECODER', 'json')}.")
     reload = bench.Reload(os.path.join(workdir, "reload-py.sqlite"), n)
     store, file_backed = bench.open_logs(optimist, os.path.join(workdir, "bench-py.optimist"), n)
     check(file_backed, "the optimistic side runs on a store file")

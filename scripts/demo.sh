@@ -13,7 +13,7 @@
 # cmake, ninja-build, libffi-dev, libsqlite3-dev, libcurl4-openssl-dev, pkg-config and python3
 # (one `apt-get update`, with sudo when not root). Nothing is installed into your Python: the
 # demo runs the package from the checkout (PYTHONPATH=Bindings/python/src,
-# OPTIMIST_LIBRARY=build/liboptimist.so). Store files, the servers' databases and logs and the
+# OPTIMIST_LIBRARY=build/liboptimist.so), with its C accelerator built in place when it can be. Store files, the servers' databases and logs and the
 # compiled C demo go to demo/.work (override with OPTIMIST_DEMO_DIR; the build folder with
 # OPTIMIST_BUILD_DIR, the server binary with OPTIMIST_SERVER_BIN). The server listens on
 # 127.0.0.1 only, on a free port, and is stopped when the demo ends.
@@ -181,6 +181,14 @@ CURRENT="the Python demo (demo/habits_demo.py)"
 step "The story through Python"
 export OPTIMIST_LIBRARY="$BUILD/liboptimist.so"
 export PYTHONPATH="$ROOT/Bindings/python/src${PYTHONPATH:+:$PYTHONPATH}"
+# The package's C accelerator, built in place beside its sources (nothing is installed); where
+# it cannot be built (no compiler, no Python headers, no setuptools) the package uses ctypes alone.
+if (cd Bindings/python && python3 setup.py -q build_ext --inplace >"$WORK/speedups-build.log" 2>&1) &&
+    python3 -c 'import optimist._fast as f, sys; sys.exit(not f.SPEEDUPS)' 2>/dev/null; then
+    ok "the Python package's C accelerator (optimist._speedups) is built"
+else
+    echo "   (the Python package's C accelerator did not build, see $WORK/speedups-build.log: the package uses ctypes alone)"
+fi
 run_story py python3 demo/habits_demo.py
 
 CURRENT="finishing"
