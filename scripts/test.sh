@@ -50,7 +50,8 @@ python_tests() {
     local venv="$ROOT/build/venv"
     [ -x "$venv/bin/python" ] || python3 -m venv "$venv" || return 1
     # orjson: the package's optional `fast` extra (its decoder); the suite below runs on it.
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check pytest hypothesis orjson || return 1
+    # setuptools: builds the accelerator in place below (a venv of Python 3.12 or later has none).
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check pytest hypothesis orjson setuptools || return 1
     # The README's Python quick start, as written: pip install ./Bindings/python.
     OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" "$venv/bin/python" -m pip install -q \
         --disable-pip-version-check --force-reinstall --no-deps ./Bindings/python || return 1
