@@ -12,6 +12,8 @@ import OptimistSQLite
 /// - `get-miss`: random gets on a 1M-record store file (built once in DIR);
 /// - `tap-1m`: the storage bench's tap on that file;
 /// - `mutate-new`, `commit`, `apply`: 20k calls on a file-backed store of 1k records.
+/// - `durable`: the durable bench's batch (10k mutates, then one flush) 30 times on a fresh
+///   store file, with the mutates and the flush timed apart.
 /// - `typed-get`, `typed-put`, `hand-get`, `hand-put`: the typed bench's calls (a `HabitLog`
 ///   through a typed collection, or its record built and read by hand) on 1k records in memory.
 enum Probe {
@@ -23,6 +25,7 @@ enum Probe {
         case "get-miss": try getMiss(dir: dir)
         case "mutate-new", "commit", "apply": try taps(name, dir: dir)
         case "tap-1m": try tap1M(dir: dir)
+        case "durable": try durable(dir: dir)
         case "batch", "batch-whole", "batch-file", "batch-file-whole": try batches(name, dir: dir)
         case "typed-get", "typed-put", "hand-get", "hand-put": try typed(name)
         default: note("unknown probe \(name)"); exit(2)
@@ -55,6 +58,19 @@ enum Probe {
             closes.append(try timeNs { try s!.close() })
         }
         note("probe reopen: open \(Summary(ns: opens).median / 1000) ms, pendingCount \(Summary(ns: counts).median / 1000) ms, close \(Summary(ns: closes).median / 1000) ms (medians of 5)")
+    }
+
+    static func durable(dir: String) throws {
+        let s = try DurableBench.fresh(dir + "/probe-durable.optimist")
+        var mutates = [UInt64](), flushes = [UInt64]()
+        var seq = 0
+        for _ in 0..<30 {
+            mutates.append(try timeNs { for _ in 0..<10_000 { try s.mutate(DurableBench.op(seq, "b")); seq += 1 } })
+            flushes.append(try timeNs { try s.flush() })
+        }
+        try s.close()
+        let m = Summary(ns: mutates).median, f = Summary(ns: flushes).median
+        note("probe durable: 10k mutates \(m / 1000) ms, then the flush \(f / 1000) ms: \(Int(10_000 / ((m + f) / 1e6))) mutations/s (medians of 30)")
     }
 
     static func getMiss(dir: String) throws {
