@@ -59,6 +59,7 @@ extension Engine {
 
     func commit(_ id: MutationID, serverOps: [Op]?) throws(OptimistError) {
         let m = try liveMutation(id)
+        if serverOps == nil, m.record.ops.count == 1 { return try commitOne(m) }
         try prefetch(m.touched)
         let results: [(CollectionState, Key, Record?)]
         if let serverOps {
@@ -73,6 +74,26 @@ extension Engine {
         if serverOps != nil {
             for (c, key, _) in results { recompute(c, key) }
         }
+    }
+
+    /// ``commit(_:serverOps:)`` of a one-op mutation with its own op (a tap's commit): the
+    /// same steps, with the record's confirmed value read once (it is the prefetch, and the
+    /// op's base, and what the views count out) and the value confirmed passed on to the
+    /// recompute, where the general path reads the storage for each.
+    private func commitOne(_ m: LiveMutation) throws(OptimistError) {
+        let op = m.record.ops[0]
+        let c = collection(op.collection)
+        let old = try stored(c.name, op.key)
+        // The re-application rule: an op that no longer applies is skipped.
+        let new: Record?
+        switch op.apply(to: old) {
+        case .success(let r): new = r
+        case .failure: new = old
+        }
+        noteTouch(c, op.key)
+        confirm(c, op.key, new, old: old)
+        end(m, as: .committed)
+        recompute(c, op.key, confirmed: new)
     }
 
     func rollback(_ id: MutationID, reason: String? = nil) throws(OptimistError) {

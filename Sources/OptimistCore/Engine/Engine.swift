@@ -305,15 +305,24 @@ final class Engine {
 
     /// `V[key] = fold(chain[key], C[key])`, skipping ops that no longer apply.
     func recompute(_ c: CollectionState, _ key: Key) {
+        recompute(c, key) { confirmedRecord(c.name, key) }
+    }
+
+    /// The same, with `C[key]` known to the caller (it just confirmed it).
+    func recompute(_ c: CollectionState, _ key: Key, confirmed known: Record?) {
+        recompute(c, key) { known }
+    }
+
+    @inline(__always) private func recompute(_ c: CollectionState, _ key: Key, reading read: () -> Record?) {
         let confirmed: Record?
         let old: Record?
         if let i = c.overlay.index(forKey: key) {
             old = c.overlay.values[i]
-            confirmed = confirmedRecord(c.name, key)
+            confirmed = read()
         } else if c.chains[key] == nil {
             return  // no overlay and no chain: V is C already
         } else {
-            confirmed = confirmedRecord(c.name, key)
+            confirmed = read()
             old = confirmed
         }
         var v = confirmed
@@ -366,17 +375,22 @@ final class Engine {
     /// visible value changes here too.
     func confirm(_ records: [(CollectionState, Key, Record?)]) {
         for (c, key, value) in records {
-            if !c.views.isEmpty {
-                let old = confirmedRecord(c.name, key)
-                let shown = c.overlay.index(forKey: key) == nil
-                for v in c.views {
-                    if v.updateConfirmed(key: key, old: old, new: value) { noteViewChanged(v) }
-                    if shown { v.update(key: key, old: old, new: value) }
-                }
-            }
-            storage.setRecord(c.name, key, value)
-            log(.confirmed(collection: c.name, key: key, value: value))
+            confirm(c, key, value, old: c.views.isEmpty ? nil : confirmedRecord(c.name, key))
         }
+    }
+
+    /// One record of ``confirm(_:)-([(CollectionState,Key,Record?)])``, its confirmed value
+    /// until now (`old`) already read by the caller (only the views need it).
+    func confirm(_ c: CollectionState, _ key: Key, _ value: Record?, old: Record?) {
+        if !c.views.isEmpty {
+            let shown = c.overlay.index(forKey: key) == nil
+            for v in c.views {
+                if v.updateConfirmed(key: key, old: old, new: value) { noteViewChanged(v) }
+                if shown { v.update(key: key, old: old, new: value) }
+            }
+        }
+        storage.setRecord(c.name, key, value)
+        log(.confirmed(collection: c.name, key: key, value: value))
     }
 
     func noteViewChanged(_ v: ViewState) {
