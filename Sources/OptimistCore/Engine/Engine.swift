@@ -404,7 +404,7 @@ final class Engine {
         guard !changedViews.isEmpty else { return }
         for v in changedViews where v.changed {
             v.changed = false
-            if views[Key(v.name)] === v { log(.view(v.definition)) }
+            if views[v.key] === v { log(.view(v.definition)) }
         }
         changedViews.removeAll(keepingCapacity: true)
     }

@@ -51,6 +51,9 @@ public struct ViewDefinition: Sendable, Equatable {
 /// (what reads return) and over the confirmed ones (what a store file keeps).
 final class ViewState {
     let name: String
+    /// ``name`` as the engine's ``Engine/views`` is keyed, made once (a call that confirms
+    /// records checks each changed view against that table).
+    let key: Key
     let collection: Key
     let prefix: Key
     let kind: ViewKind
@@ -61,6 +64,7 @@ final class ViewState {
 
     init(name: String, collection: Key, prefix: Key, kind: ViewKind) {
         self.name = name
+        key = Key(name)
         self.collection = collection
         self.prefix = prefix
         self.kind = kind

@@ -357,10 +357,16 @@ public final class Store: Sendable {
         // The sync stops first, outside the lock: its thread may be inside a store call.
         let attached = stateLock.locked { engine.attachment }
         attached?.storeWillClose()
+        // The open engine is freed after the locks are let go: freeing 100k pending mutations
+        // takes a tenth of a second or more, and a reader arriving meanwhile should hear at
+        // once that the store is closed, not wait for that. (Freed before the sink closes, so
+        // that the writer thread finishes its last batch meanwhile.)
+        var old: Engine?
         let wasOpen = writers.locked {
             stateLock.locked {
                 guard !engine.closed else { return false }
                 engine.storage.close()
+                old = engine
                 engine = Engine(clientID: engine.clientID, journaling: false, storage: MemoryStorage(cacheBytes: 1))
                 engine.closed = true
                 return true
@@ -368,6 +374,8 @@ public final class Store: Sendable {
         }
         guard wasOpen else { return }
         closedFlag.store(true, ordering: .releasing)
+        withExtendedLifetime(old) {}  // the last reference: freed here
+        old = nil
         try sink?.close()
     }
 
