@@ -34,9 +34,22 @@ package final class Lock: @unchecked Sendable {
     @inline(__always) package func lockAsReader() {
         if pthread_mutex_trylock(mutex) == 0 { return }
         waitingReaders.add(1, ordering: .relaxed)
+        defer { waitingReaders.subtract(1, ordering: .relaxed) }
+        // A writer holds the lock for one step (well under ``readerSpins`` yields): stay
+        // runnable until it lets go rather than sleep, because waking a sleeping thread can
+        // take milliseconds on a loaded or virtual machine (an idle CPU must be woken too),
+        // far longer than the step. A yield also hands this CPU to the writer when the two
+        // share one.
+        for _ in 0..<Self.readerSpins {
+            sched_yield()
+            if pthread_mutex_trylock(mutex) == 0 { return }
+        }
         pthread_mutex_lock(mutex)
-        waitingReaders.subtract(1, ordering: .relaxed)
     }
+
+    /// How many times a reader yields and retries before it sleeps on the lock: each yield
+    /// costs about a microsecond when the CPU has nothing else to run.
+    static let readerSpins = 500
 
     /// ``unlock()`` for a writer about to take the lock again (a staged change's next step, a
     /// writer in a loop): readers that queued behind it get in first. A pthread mutex is not

@@ -56,6 +56,16 @@ package protocol ConfirmedStorage: AnyObject {
     /// as readers do); nil when none is due.
     func prepareUpkeep() -> (any StorageUpkeep)?
 
+    /// Set once by the store that owns the storage: ordinary writes leave their upkeep
+    /// (an in-memory store's compactions, index merges and regrown tables, each O(records))
+    /// for ``prepareUpkeep()``, which the store runs after the call, outside the state lock,
+    /// when ``upkeepDue`` says so. Unset, writes do it inline (a storage used on its own).
+    var defersUpkeep: Bool { get set }
+
+    /// Whether a write since the last ``prepareUpkeep()`` made upkeep due (see
+    /// ``defersUpkeep``); read by the writer after each change, so it must be cheap.
+    var upkeepDue: Bool { get }
+
     /// What a staged change prepares outside the state lock for the records it is about to
     /// move in: room (growing an arena or a hash index copies everything it holds, which
     /// inside one of the moves' holds would make a reader wait milliseconds) and, for an
@@ -97,6 +107,13 @@ extension ConfirmedStorage {
     }
 
     package func prepareUpkeep() -> (any StorageUpkeep)? { nil }
+
+    package var defersUpkeep: Bool {
+        get { false }
+        set {}
+    }
+
+    package var upkeepDue: Bool { false }
 
     package func prepareMoves(_ records: [(collection: Key, key: Key, value: Record?)]) -> (any StagedMoves)? { nil }
 

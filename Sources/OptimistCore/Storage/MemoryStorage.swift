@@ -32,7 +32,9 @@ package final class MemoryStorage: ConfirmedStorage {
     /// ``setRecord(_:_:_:)``, with the record's bytes when they were encoded ahead (a staged
     /// change's moves: see ``prepareMoves(_:)``).
     private func write(_ collection: Key, _ key: Key, _ value: Record?, encoded: UnsafeRawBufferPointer?) {
-        table(collection).set(key, value, encoded: encoded)
+        let t = table(collection)
+        t.set(key, value, encoded: encoded)
+        if defersUpkeep, !upkeepDue, t.upkeepDue { upkeepDue = true }
         cache.update(RecordAddress(collection: collection, key: key), value)
     }
 
@@ -41,6 +43,7 @@ package final class MemoryStorage: ConfirmedStorage {
         if let t = tables[collection] { return t }
         let t = Table()
         t.holdsCompaction = holdsUpkeep
+        t.defersUpkeep = defersUpkeep
         tables[collection] = t
         return t
     }
@@ -66,10 +69,27 @@ package final class MemoryStorage: ConfirmedStorage {
     /// the state lock: it only reads the tables, as readers do) and installed by the returned
     /// upkeep.
     package func prepareUpkeep() -> (any StorageUpkeep)? {
-        let ready = tables.values.compactMap { t in t.compacted().map { (t, $0) } }
+        upkeepDue = false
+        var ready = [(Table, Table.Compacted)]()
+        var rooms = [(Table, Table.Room)]()
+        for t in tables.values {
+            if let c = t.compacted() {
+                ready.append((t, c))
+            } else if defersUpkeep, let room = t.spareRoom() {
+                rooms.append((t, room))
+            }
+        }
         let indexes = tables.values.compactMap { t in t.merged().map { (t, $0) } }
-        return ready.isEmpty && indexes.isEmpty ? nil : Compactions(ready: ready, indexes: indexes)
+        return ready.isEmpty && indexes.isEmpty && rooms.isEmpty ? nil : Compactions(ready: ready, indexes: indexes, rooms: rooms)
     }
+
+    /// See ``ConfirmedStorage/defersUpkeep``.
+    package var defersUpkeep = false {
+        didSet { for t in tables.values { t.defersUpkeep = defersUpkeep } }
+    }
+
+    /// See ``ConfirmedStorage/upkeepDue``: set by the write that made it due.
+    package private(set) var upkeepDue = false
 
     package func prepareMoves(_ records: [(collection: Key, key: Key, value: Record?)]) -> (any StagedMoves)? {
         guard !records.isEmpty else { return nil }
@@ -133,8 +153,9 @@ package final class MemoryStorage: ConfirmedStorage {
     private struct Compactions: StorageUpkeep {
         let ready: [(Table, Table.Compacted)]
         let indexes: [(Table, SortedKeyIndex)]
+        var rooms: [(Table, Table.Room)] = []
         func install() -> Any {
-            (ready.map { $0.0.install($0.1) }, indexes.map { $0.0.install(index: $0.1) })
+            (ready.map { $0.0.install($0.1) }, indexes.map { $0.0.install(index: $0.1) }, rooms.map { $0.0.install($0.1) })
         }
     }
 
@@ -164,6 +185,8 @@ extension MemoryStorage {
         private var index = SortedKeyIndex()
         /// See ``MemoryStorage/holdsUpkeep``.
         var holdsCompaction = false
+        /// See ``MemoryStorage/defersUpkeep``.
+        var defersUpkeep = false
 
         /// Records up to 16 MiB - 1 fit a slot's length; a bigger one is kept in `big`.
         private static let lengthBits: UInt64 = 24
@@ -218,7 +241,7 @@ extension MemoryStorage {
                 index.insert(key)
                 // While upkeep is held (a staged change moving records in), the merge waits
                 // for ``merged()``, built outside the lock; a scan meanwhile merges for itself.
-                if index.needsMerge && !holdsCompaction { index.prepare(contains: { slots[$0] != nil }) }
+                if index.needsMerge && !holdsCompaction && !defersUpkeep { index.prepare(contains: { slots[$0] != nil }) }
             }
             compactIfWasteful()
         }
@@ -227,8 +250,40 @@ extension MemoryStorage {
         /// arena stays within twice the live bytes whatever the rewrite pattern; the cost is
         /// O(live bytes), paid after at least as many dead bytes were written.
         private func compactIfWasteful() {
-            guard !holdsCompaction, let c = compacted() else { return }
+            guard !holdsCompaction, !defersUpkeep, let c = compacted() else { return }
             _ = install(c)
+        }
+
+        /// Whether ``MemoryStorage/prepareUpkeep()`` has work here: a compaction or a merge
+        /// due, or the arena or the slots about to outgrow their room (see ``spareRoom()``).
+        var upkeepDue: Bool {
+            index.needsMerge || (garbage > 1 << 16 && garbage * 2 > arena.count) || nearlyFull
+        }
+
+        /// The arena or the slots (of a table big enough for their copy to matter) within
+        /// a sixteenth of their room: the next writes would regrow them, copying all they
+        /// hold, inside the writer's state-lock hold.
+        private var nearlyFull: Bool {
+            (arena.count >= 1 << 16 && arena.count + arena.count / 16 >= arena.capacity)
+                || (slots.count >= 4096 && slots.count + slots.count / 16 >= slots.capacity)
+        }
+
+        /// Copies of the arena and slots with twice the room, for those ``nearlyFull``, built
+        /// outside the state lock (see ``room(for:)``); nil when neither is.
+        func spareRoom() -> Room? {
+            var room = Room()
+            if arena.count >= 1 << 16, arena.count + arena.count / 16 >= arena.capacity {
+                var grown = [UInt8]()
+                grown.reserveCapacity(arena.count * 2)
+                grown.append(contentsOf: arena)
+                room.arena = grown
+            }
+            if slots.count >= 4096, slots.count + slots.count / 16 >= slots.capacity {
+                var grown = slots
+                grown.reserveCapacity(slots.count * 2)
+                room.slots = grown
+            }
+            return room.arena == nil && room.slots == nil ? nil : room
         }
 
         struct Compacted {

@@ -73,6 +73,9 @@ public final class Store: Sendable {
     private init(engine e: sending Engine, sink: (any JournalSink)?, retryPolicy: RetryPolicy) {
         e.retryPolicy = retryPolicy
         clientID = e.clientID
+        // Compactions, index merges and regrown tables are built outside the state lock,
+        // after the change that made them due (see `upkeepIfDue`), not inside its hold.
+        e.storage.defersUpkeep = true
         engine = e
         self.sink = sink
     }
@@ -116,12 +119,29 @@ public final class Store: Sendable {
                 return (r, journal, e.takeDelivery(), queued ? e.attachment : nil, fault)
             }
             if let journal { sink?.append(journal) }
+            upkeepIfDue()
             return (r, delivery, wake, fault)
         }
         for (listener, changes) in delivery { listener(changes) }
         wake?.storeDidQueue()
         if let fault { throw fault }
         return result
+    }
+
+    /// After a change's publish, under the writers' lock: the storage upkeep the change made
+    /// due (see ``ConfirmedStorage/defersUpkeep``), built outside the state lock and put in
+    /// place in one short step, as a staged change's is. Readers keep reading the old
+    /// arrangement meanwhile; a scan merges a copy of an index being rebuilt (`holdsUpkeep`).
+    private func upkeepIfDue() {
+        let e = engine
+        guard e.storage.upkeepDue else { return }
+        state { e in e.storage.holdsUpkeep = true }
+        let upkeep = e.storage.prepareUpkeep()
+        let replaced = state { e -> Any? in
+            e.storage.holdsUpkeep = false
+            return upkeep?.install()
+        }
+        withExtendedLifetime(replaced) {}  // freed here, outside the lock
     }
 
     /// Runs `body` under the state lock only: a reader.
@@ -384,6 +404,9 @@ public final class Store: Sendable {
     /// What the record cache holds now: entries and their estimated bytes (for tests and
     /// diagnostics; the budget is the `cacheBytes` the store was opened with).
     package var cacheUsage: (entries: Int, bytes: Int) { stateLock.locked { engine.storage.cacheUsage } }
+
+    /// Runs `body` on the confirmed records' storage under both locks, for tests.
+    package func withStorage<R: Sendable>(_ body: (any ConfirmedStorage) -> R) -> R { locked { body($0.storage) } }
 
     // MARK: Attachments
 

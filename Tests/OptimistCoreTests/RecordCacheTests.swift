@@ -1,0 +1,77 @@
+import Testing
+@testable import OptimistCore
+import OptimistTestSupport
+
+/// The cache of parsed records: a budget it keeps to, CLOCK's second chance, and answers
+/// that match a plain dictionary's whatever shard an address lands in.
+@Suite struct RecordCacheTests {
+    static func address(_ i: Int, in collection: Key = "c") -> RecordAddress { RecordAddress(collection: collection, key: Key("k\(i)")) }
+    static func record(_ i: Int) -> Record { ["n": .number(Double(i))] }
+    static let each = RecordCache.footprint(record(0))
+
+    @Test func answersAsADictionaryWhenNothingIsEvicted() {
+        var cache = RecordCache(budget: 1 << 40)
+        var model = [RecordAddress: Record?]()
+        var rng = SeededRandom(seed: 7)
+        for _ in 0..<50_000 {
+            let a = Self.address(Int(rng.next() % 3000), in: rng.next() % 2 == 0 ? "c" : "d")
+            switch rng.next() % 4 {
+            case 0: cache.insert(a, nil); model[a] = .some(nil)
+            case 1: let r = Self.record(Int(rng.next() % 100)); cache.insert(a, r); model[a] = .some(r)
+            case 2: cache.remove(a); model[a] = nil
+            default:
+                let r = Self.record(Int(rng.next() % 100))
+                cache.update(a, r)
+                if model[a] != nil { model[a] = .some(r) }
+            }
+        }
+        cache.trim()
+        #expect(cache.count == model.count)
+        for i in 0..<3000 {
+            for c: Key in ["c", "d"] {
+                let a = Self.address(i, in: c)
+                #expect(cache.lookup(a) == model[a], "\(a)")
+            }
+        }
+    }
+
+    @Test func trimKeepsTheBudgetAndGivesReadEntriesASecondChance() {
+        let n = 4000
+        var cache = RecordCache(budget: n * Self.each)
+        for i in 0..<n { cache.insert(Self.address(i), Self.record(i)) }
+        cache.trim()
+        #expect(cache.count == n)
+        // Read the first half, then add half as many again: the sweep must evict that many,
+        // and finds enough entries nobody read to spare every one that was.
+        for i in 0..<(n / 2) { _ = cache.lookup(Self.address(i)) }
+        for i in n..<(n + n / 2) { cache.insert(Self.address(i), Self.record(i)) }
+        cache.trim()
+        #expect(cache.bytes <= cache.budget)
+        #expect(cache.count == n)
+        for i in 0..<(n / 2) { #expect(cache.lookup(Self.address(i)) == .some(Self.record(i)), "k\(i) was read and evicted") }
+    }
+
+    @Test func aTinyBudgetKeepsNothingBetweenCalls() {
+        var cache = RecordCache(budget: 1)
+        for i in 0..<1000 { cache.insert(Self.address(i), Self.record(i)) }
+        #expect(cache.count == 1000)  // within a call nothing is evicted
+        cache.trim()
+        #expect(cache.count == 0)
+        #expect(cache.bytes == 0)
+        #expect(cache.lookup(Self.address(3)) == nil)
+        cache.insert(Self.address(3), nil)
+        #expect(cache.lookup(Self.address(3)) == .some(nil))
+    }
+
+    @Test func updateLeavesAnUncachedAddressUncached() {
+        var cache = RecordCache(budget: 1 << 20)
+        cache.update(Self.address(1), Self.record(1))
+        #expect(cache.lookup(Self.address(1)) == nil)
+        cache.insert(Self.address(1), Self.record(1))
+        cache.update(Self.address(1), Self.record(2))
+        #expect(cache.lookup(Self.address(1)) == .some(Self.record(2)))
+        cache.removeAll()
+        #expect(cache.count == 0 && cache.bytes == 0)
+        #expect(cache.lookup(Self.address(1)) == nil)
+    }
+}
