@@ -2,16 +2,18 @@
 ///
 /// Eviction is CLOCK (second chance): entries sit in a ring; a hit sets the entry's
 /// reference bit; trimming sweeps the ring, clearing set bits and evicting entries whose bit
-/// is clear. It approximates LRU at the cost of one bit write per hit (no list to relink).
+/// is clear. It approximates LRU at the cost of one bit write per hit (no list to relink). An
+/// evicted entry's place goes to the ring's last entry, the newest, which the hand looks at
+/// next: a stream of misses evicts the records it brought in before those read again.
 /// Absent records are cached too (a `nil` value), so asking again for a key the storage does
 /// not have (a new record's first put) does not reach the disk again.
 ///
-/// The entries are spread over ``shardCount`` shards by their address's hash, each with its
-/// own table and ring, and the sweep goes round the shards' rings one after the other (one
-/// ring, cut in pieces). Why: a table or ring that outgrows its room is copied whole, inside
-/// whichever call inserts the entry that does not fit, a reader's get among them. Unsharded,
-/// a cache of 100k records copied and rehashed them all in one get (5-10 ms measured, with a
-/// thousand page faults); a shard holds a sixty-fourth of them.
+/// Growing never copies the whole cache. A table or an array that outgrows its room is
+/// copied whole, inside whichever call inserts the entry that does not fit, a reader's get
+/// among them: unsplit, a cache of 100k records rehashed and copied them all in one get
+/// (2-9 ms measured, with a thousand page faults). So the address table is split in
+/// ``shardCount`` shards by the address's hash (a growth rehashes one), and the ring is kept
+/// in chunks of ``chunkSize`` entries (a growth adds one; chunks emptied keep their room).
 ///
 /// The budget is enforced by ``trim()``, which the storage calls at the end of each store
 /// call: within a call nothing is evicted.
@@ -23,17 +25,16 @@ package struct RecordCache {
         var referenced: Bool
     }
 
-    private struct Shard {
-        var slots: [RecordAddress: Int] = [:]
-        var ring: [Entry] = []
-    }
-
     private static let shardBits = 6
     static let shardCount = 1 << shardBits
+    private static let chunkBits = 12
+    static let chunkSize = 1 << chunkBits
+    private static let chunkMask = chunkSize - 1
 
-    private var shards = [Shard](repeating: Shard(), count: shardCount)
-    /// The sweep's position: a shard, and an entry in its ring.
-    private var handShard = 0
+    /// Each cached address's position in the ring, by shard.
+    private var slots = [[RecordAddress: Int]](repeating: [:], count: shardCount)
+    /// The ring: entry `i` is `chunks[i >> chunkBits][i & chunkMask]`.
+    private var chunks: [[Entry]] = []
     private var hand = 0
     package private(set) var bytes = 0
     package private(set) var count = 0
@@ -49,82 +50,89 @@ package struct RecordCache {
 
     /// `.some(value)` on a hit (the value may be nil: known absent); nil on a miss.
     @inline(__always) package mutating func lookup(_ a: RecordAddress) -> Record?? {
-        let s = Self.shard(a)
-        guard let i = shards[s].slots[a] else { return nil }
-        shards[s].ring[i].referenced = true
-        return .some(shards[s].ring[i].value)
+        guard let i = slots[Self.shard(a)][a] else { return nil }
+        chunks[i >> Self.chunkBits][i & Self.chunkMask].referenced = true
+        return .some(chunks[i >> Self.chunkBits][i & Self.chunkMask].value)
     }
 
     package mutating func insert(_ a: RecordAddress, _ value: Record?) {
         let size = RecordCache.footprint(value)
         let s = Self.shard(a)
-        if let i = shards[s].slots[a] {
-            bytes += size - shards[s].ring[i].bytes
-            shards[s].ring[i].value = value
-            shards[s].ring[i].bytes = size
-            shards[s].ring[i].referenced = true
+        if let i = slots[s][a] {
+            let c = i >> Self.chunkBits, j = i & Self.chunkMask
+            bytes += size - chunks[c][j].bytes
+            chunks[c][j].value = value
+            chunks[c][j].bytes = size
+            chunks[c][j].referenced = true
             return
         }
-        shards[s].slots[a] = shards[s].ring.count
-        shards[s].ring.append(Entry(address: a, value: value, bytes: size, referenced: false))
-        bytes += size
+        let c = count >> Self.chunkBits
+        if c == chunks.count {
+            var chunk = [Entry]()
+            chunk.reserveCapacity(Self.chunkSize)
+            chunks.append(chunk)
+        }
+        chunks[c].append(Entry(address: a, value: value, bytes: size, referenced: false))
+        slots[s][a] = count
         count += 1
+        bytes += size
     }
 
     /// Replaces a cached entry's value; an address not cached stays uncached (a bulk write
     /// should not fill the cache with records nobody read, each costing an estimate).
     @inline(__always) package mutating func update(_ a: RecordAddress, _ value: Record?) {
-        guard shards[Self.shard(a)].slots[a] != nil else { return }
+        guard slots[Self.shard(a)][a] != nil else { return }
         insert(a, value)
     }
 
     package mutating func remove(_ a: RecordAddress) {
-        let s = Self.shard(a)
-        guard let i = shards[s].slots.removeValue(forKey: a) else { return }
-        removeEntry(s, i)
+        guard let i = slots[Self.shard(a)].removeValue(forKey: a) else { return }
+        removeEntry(i)
     }
 
-    /// Removes entry `i` of shard `s` (its slot already gone): the shard's last entry moves
-    /// into its place.
-    private mutating func removeEntry(_ s: Int, _ i: Int) {
-        bytes -= shards[s].ring[i].bytes
-        count -= 1
-        let last = shards[s].ring.count - 1
+    /// Removes entry `i` (its slot already gone): the last entry moves into its place.
+    private mutating func removeEntry(_ i: Int) {
+        let c = i >> Self.chunkBits, j = i & Self.chunkMask
+        bytes -= chunks[c][j].bytes
+        let last = count - 1
+        let lc = last >> Self.chunkBits
         if i != last {
-            shards[s].ring[i] = shards[s].ring[last]
-            shards[s].slots[shards[s].ring[i].address] = i
+            let moved = chunks[lc][last & Self.chunkMask]
+            chunks[c][j] = moved
+            slots[Self.shard(moved.address)][moved.address] = i
         }
-        shards[s].ring.removeLast()
+        chunks[lc].removeLast()  // keeps the chunk's room
+        count -= 1
+        if hand >= count { hand = 0 }
     }
 
     /// Evicts until the estimate fits the budget.
     package mutating func trim() {
         while bytes > budget, count > 0 {
-            if hand >= shards[handShard].ring.count {
-                handShard = (handShard + 1) & (Self.shardCount - 1)
-                hand = 0
-                continue
-            }
-            if shards[handShard].ring[hand].referenced {
-                shards[handShard].ring[hand].referenced = false
+            if hand >= count { hand = 0 }
+            let c = hand >> Self.chunkBits, j = hand & Self.chunkMask
+            if chunks[c][j].referenced {
+                chunks[c][j].referenced = false
                 hand += 1
             } else {
-                // The shard's last entry moves into `hand`: look at it next.
-                shards[handShard].slots.removeValue(forKey: shards[handShard].ring[hand].address)
-                removeEntry(handShard, hand)
+                // The last entry moves into `hand`: look at it next.
+                slots[Self.shard(chunks[c][j].address)].removeValue(forKey: chunks[c][j].address)
+                removeEntry(hand)
             }
         }
-        if count == 0 {
+        if count == 0, !chunks.isEmpty {
             // Release the storage of a cache that emptied (a tiny budget, a close).
-            for s in shards.indices where shards[s].ring.capacity > 0 { shards[s] = Shard() }
+            for s in slots.indices where slots[s].capacity > 0 { slots[s] = [:] }
+            chunks = []
+            hand = 0
         }
     }
 
     package mutating func removeAll() {
-        shards = [Shard](repeating: Shard(), count: Self.shardCount)
+        slots = [[RecordAddress: Int]](repeating: [:], count: Self.shardCount)
+        chunks = []
         bytes = 0
         count = 0
-        handShard = 0
         hand = 0
     }
 

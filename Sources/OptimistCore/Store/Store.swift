@@ -24,7 +24,10 @@ import Synchronization
 /// (its cost is the pending keys and view changes it touches, not its size), then moved
 /// into the storage a chunk per state-lock hold while the layer still answers for them (see
 /// `ConfirmedLayer`). A 100k-record batch therefore becomes visible at once, to readers
-/// and listeners alike, and no reader waits for more than one chunk's step.
+/// and listeners alike, and no reader waits for more than one chunk's step. Upkeep a change
+/// makes due in the storage (an in-memory store's compaction or index merge, a regrown
+/// table: O(records) each) is built after the publish, outside the state lock, and put in
+/// place in one step of its own (`upkeepIfDue`).
 public final class Store: Sendable {
     /// Orders the writers (see the type's comment).
     let writers = Lock()
