@@ -2,11 +2,14 @@
 """Writes the readers section of BENCHMARKS.md from `optimist-bench --only readers` output.
 
 usage: report_readers.py --before B1.jsonl [B2.jsonl ...] --after A1.jsonl [A2.jsonl ...]
+       report_readers.py --column LABEL F1.jsonl [F2.jsonl ...] [--column LABEL ...] [--print]
 
 Each file is one run of the bench (three repetitions per store kind in --quick). BEFORE is the
 same bench file built against the design before the readers/writers split (one lock for
-everything); runs are meant to alternate (before, after, after, before) in one session. The
-section sits between the `<!-- readers:begin -->` and `<!-- readers:end -->` markers.
+everything); runs are meant to alternate (before, after, after, before) in one session.
+`--column` names each column's label (one column per commit compared); `--print` prints the
+table without touching BENCHMARKS.md. The section sits between the `<!-- readers:begin -->`
+and `<!-- readers:end -->` markers.
 """
 import json
 import statistics
@@ -39,21 +42,42 @@ def spread(values, unit, scale=1.0, digits=1):
     return f"{med:,.{digits}f} {unit} ({v[0]:,.{digits}f}–{v[-1]:,.{digits}f})"
 
 
+def parse_columns(argv):
+    """[(label, rows)] from --before/--after or --column LABEL files..."""
+    columns, label, files = [], None, []
+    args = [a for a in argv if a != "--print"]
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("--before", "--after", "--column"):
+            if label is not None:
+                columns.append((label, load(files)))
+            if a == "--column":
+                label = args[i + 1]
+                i += 1
+            else:
+                label = a[2:]
+            files = []
+        else:
+            files.append(a)
+        i += 1
+    if label is not None:
+        columns.append((label, load(files)))
+    return columns
+
+
 def main(argv):
-    if "--before" not in argv or "--after" not in argv:
+    columns = parse_columns(argv)
+    if len(columns) < 2:
         sys.exit(__doc__)
-    b = argv.index("--before")
-    a = argv.index("--after")
-    before = load(argv[b + 1:a] if b < a else argv[b + 1:])
-    after = load(argv[a + 1:] if a > b else argv[a + 1:b])
     lines = [
         "Readers beside writers (`optimist-bench --only readers`), per store kind. Each cell: the",
         "median over the runs' repetitions, then (lowest–highest). *Control*: the same reader",
         "beside a thread that spins without touching the store, i.e. what the machine's scheduler",
         "alone costs a get.",
         "",
-        "| store | measurement | target | before | after |",
-        "|---|---|---|---:|---:|",
+        "| store | measurement | target | " + " | ".join(label for label, _ in columns) + " |",
+        "|---|---|---|" + "---:|" * len(columns),
     ]
     for store in ["memory", "file"]:
         table = [
@@ -61,10 +85,16 @@ def main(argv):
              lambda rows: spread(pick(rows, "get_beside_batches", store, "max_us"), "ms", 1e-3, 2)),
             ("p99.9 get beside those batches", "",
              lambda rows: spread(pick(rows, "get_beside_batches", store, "p999_us"), "µs")),
+            ("gets over 1 ms beside those batches", "",
+             lambda rows: spread(pick(rows, "get_beside_batches", store, "over_1ms"), "", 1, 0)),
             ("control: longest get beside a spinning thread", "",
              lambda rows: spread(pick(rows, "get_beside_spin", store, "max_us"), "ms", 1e-3, 2)),
+            ("control: gets over 1 ms", "",
+             lambda rows: spread(pick(rows, "get_beside_spin", store, "over_1ms"), "", 1, 0)),
             ("the five batches, writer's time", "",
              lambda rows: spread(pick(rows, "get_beside_batches", store, "writer_ms"), "ms", 1, 0)),
+            ("gets/s alone", "",
+             lambda rows: spread(pick(rows, "gets_per_second", store, "alone"), "", 1e-3, 0) .replace(" (", "k (").replace("–", "k–").replace(")", "k)")),
             ("gets/s beside batches ÷ alone", "≥ 80%",
              lambda rows: spread(pick(rows, "gets_per_second", store, "ratio_batches"), "%", 100, 0)),
             ("gets/s beside taps ÷ alone", "≥ 80%",
@@ -77,8 +107,11 @@ def main(argv):
              lambda rows: spread(pick(rows, "writers", store, "mutate_commit_median_us"), "µs", 1, 2)),
         ]
         for name, target, f in table:
-            lines.append(f"| {store} | {name} | {target} | {f(before)} | {f(after)} |")
+            lines.append(f"| {store} | {name} | {target} | " + " | ".join(f(rows) for _, rows in columns) + " |")
     section = "\n".join(lines)
+    if "--print" in argv:
+        print(section)
+        return
     doc = ROOT / "BENCHMARKS.md"
     text = doc.read_text()
     begin, end = "<!-- readers:begin -->", "<!-- readers:end -->"
