@@ -15,7 +15,13 @@ import Synchronization
 package final class Lock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
-    package init() { pthread_mutex_init(mutex, nil) }
+    /// - Parameter readerSpins: how many times a reader that finds the lock taken yields and
+    ///   retries before it sleeps (see ``lockAsReader()``); each yield costs about a
+    ///   microsecond when the CPU has nothing else to run. 0: it sleeps at once.
+    package init(readerSpins: Int = 0) {
+        self.readerSpins = readerSpins
+        pthread_mutex_init(mutex, nil)
+    }
 
     deinit {
         pthread_mutex_destroy(mutex)
@@ -40,16 +46,16 @@ package final class Lock: @unchecked Sendable {
         // take milliseconds on a loaded or virtual machine (an idle CPU must be woken too),
         // far longer than the step. A yield also hands this CPU to the writer when the two
         // share one.
-        for _ in 0..<Self.readerSpins {
+        for _ in 0..<readerSpins {
             sched_yield()
             if pthread_mutex_trylock(mutex) == 0 { return }
         }
         pthread_mutex_lock(mutex)
     }
 
-    /// How many times a reader yields and retries before it sleeps on the lock: each yield
-    /// costs about a microsecond when the CPU has nothing else to run.
-    static let readerSpins = 500
+    /// How many times a waiting reader yields and retries before it sleeps on the lock (see
+    /// ``init(readerSpins:)``).
+    private let readerSpins: Int
 
     /// ``unlock()`` for a writer about to take the lock again (a staged change's next step, a
     /// writer in a loop): readers that queued behind it get in first. A pthread mutex is not
