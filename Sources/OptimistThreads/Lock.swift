@@ -15,11 +15,12 @@ import Synchronization
 package final class Lock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
-    /// - Parameter readerSpins: how many times a reader that finds the lock taken yields and
-    ///   retries before it sleeps (see ``lockAsReader()``); each yield costs about a
-    ///   microsecond when the CPU has nothing else to run. 0: it sleeps at once.
-    package init(readerSpins: Int = 0) {
-        self.readerSpins = readerSpins
+    /// - Parameter spins: how many times a caller of ``lockAsReader()`` or
+    ///   ``lockedYielding(_:)`` that finds the lock taken yields and retries before it
+    ///   sleeps; each yield costs about a microsecond when the CPU has nothing else to run.
+    ///   0: it sleeps at once.
+    package init(spins: Int = 0) {
+        self.spins = spins
         pthread_mutex_init(mutex, nil)
     }
 
@@ -41,21 +42,26 @@ package final class Lock: @unchecked Sendable {
         if pthread_mutex_trylock(mutex) == 0 { return }
         waitingReaders.add(1, ordering: .relaxed)
         defer { waitingReaders.subtract(1, ordering: .relaxed) }
-        // A writer holds the lock for one step (well under ``readerSpins`` yields): stay
-        // runnable until it lets go rather than sleep, because waking a sleeping thread can
-        // take milliseconds on a loaded or virtual machine (an idle CPU must be woken too),
-        // far longer than the step. A yield also hands this CPU to the writer when the two
-        // share one.
-        for _ in 0..<readerSpins {
-            sched_yield()
-            if pthread_mutex_trylock(mutex) == 0 { return }
-        }
-        pthread_mutex_lock(mutex)
+        if !acquireYielding() { pthread_mutex_lock(mutex) }
     }
 
-    /// How many times a waiting reader yields and retries before it sleeps on the lock (see
-    /// ``init(readerSpins:)``).
-    private let readerSpins: Int
+    /// Tries the lock up to ``spins`` times, yielding before each try: true once it holds it.
+    ///
+    /// A holder keeps the lock for one short step (a staged change's chunk, one tap), well
+    /// under ``spins`` yields. Staying runnable until it lets go beats sleeping, because waking
+    /// a sleeping thread can take milliseconds on a loaded or virtual machine (an idle CPU
+    /// must be woken too), far longer than the step. A yield also hands this CPU to the
+    /// holder when the two share one.
+    @inline(__always) private func acquireYielding() -> Bool {
+        for _ in 0..<spins {
+            sched_yield()
+            if pthread_mutex_trylock(mutex) == 0 { return true }
+        }
+        return false
+    }
+
+    /// See ``init(spins:)``.
+    private let spins: Int
 
     /// ``unlock()`` for a writer about to take the lock again (a staged change's next step, a
     /// writer in a loop): readers that queued behind it get in first. A pthread mutex is not
@@ -70,6 +76,14 @@ package final class Lock: @unchecked Sendable {
             sched_yield()
             spins += 1
         }
+    }
+
+    /// ``locked(_:)``, waiting as ``lockAsReader()`` does (yielding before it sleeps) but not
+    /// counted as a reader: for writers taking turns on a lock they each hold briefly.
+    @inline(__always) package func lockedYielding<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        if pthread_mutex_trylock(mutex) != 0, !acquireYielding() { pthread_mutex_lock(mutex) }
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
     }
 
     @inline(__always) package func locked<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
