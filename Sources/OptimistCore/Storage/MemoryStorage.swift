@@ -256,29 +256,28 @@ extension MemoryStorage {
 
         /// Whether ``MemoryStorage/prepareUpkeep()`` has work here: a compaction or a merge
         /// due, or the arena or the slots about to outgrow their room (see ``spareRoom()``).
-        var upkeepDue: Bool {
-            index.needsMerge || (garbage > 1 << 16 && garbage * 2 > arena.count) || nearlyFull
-        }
+        var upkeepDue: Bool { index.needsMerge || wasteful || arenaNearlyFull || slotsNearlyFull }
+
+        /// More than half the arena is dead bytes, and enough of them to be worth a rewrite.
+        private var wasteful: Bool { garbage > 1 << 16 && garbage * 2 > arena.count }
 
         /// The arena or the slots (of a table big enough for their copy to matter) within
         /// a sixteenth of their room: the next writes would regrow them, copying all they
         /// hold, inside the writer's state-lock hold.
-        private var nearlyFull: Bool {
-            (arena.count >= 1 << 16 && arena.count + arena.count / 16 >= arena.capacity)
-                || (slots.count >= 4096 && slots.count + slots.count / 16 >= slots.capacity)
-        }
+        private var arenaNearlyFull: Bool { arena.count >= 1 << 16 && arena.count + arena.count / 16 >= arena.capacity }
+        private var slotsNearlyFull: Bool { slots.count >= 4096 && slots.count + slots.count / 16 >= slots.capacity }
 
-        /// Copies of the arena and slots with twice the room, for those ``nearlyFull``, built
+        /// Copies of the arena and slots with twice the room, for those nearly full, built
         /// outside the state lock (see ``room(for:)``); nil when neither is.
         func spareRoom() -> Room? {
             var room = Room()
-            if arena.count >= 1 << 16, arena.count + arena.count / 16 >= arena.capacity {
+            if arenaNearlyFull {
                 var grown = [UInt8]()
                 grown.reserveCapacity(arena.count * 2)
                 grown.append(contentsOf: arena)
                 room.arena = grown
             }
-            if slots.count >= 4096, slots.count + slots.count / 16 >= slots.capacity {
+            if slotsNearlyFull {
                 var grown = slots
                 grown.reserveCapacity(slots.count * 2)
                 room.slots = grown
@@ -294,7 +293,7 @@ extension MemoryStorage {
         /// The arena and slots without dead bytes, when those are more than half; built
         /// beside the live ones, which it only reads.
         func compacted() -> Compacted? {
-            guard garbage > 1 << 16, garbage * 2 > arena.count else { return nil }
+            guard wasteful else { return nil }
             let live = arena.count - garbage
             var fresh = [UInt8]()
             // Room to rewrite every record once more before the arena must grow (a growth
