@@ -1,7 +1,7 @@
 import Glibc
 import Optimist
 
-// optimist-bench [--quick|--full] [--only reload,core,rollback,durable,storage,typed,readers] [--dir DIR]
+// optimist-bench [--quick|--full] [--only reload,core,rollback,durable,storage,typed,readers,reopen] [--dir DIR]
 // (typed, the Codable API beside the untyped one, and readers, readers beside writers, run only
 // when asked for with --only.)
 // optimist-bench --probe NAME [DIR]   (one operation in a loop, for profilers: see Probe.swift)
@@ -128,6 +128,8 @@ do {
     }
     if only.contains("storage") {
         try StorageBench.run(dir: dir, n: full ? 1_000_000 : 1_000_000)
+    } else if only.contains("reopen") {
+        try StorageBench.reopen(dir: dir)  // the storage section's last row alone
     }
 } catch {
     note("swift bench failed: \(error)")

@@ -94,7 +94,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
                 if let v = u.value { out[k] = v }
             } else if cache.count > 0, let hit = cache.lookup(a) {
                 if let v = hit { out[k] = v }
-            } else if k.string.utf8.contains(0) {
+            } else if containsNUL(k) {
                 // SQLite's JSON text ends a string at NUL: such a key is read on its own.
                 if let v = try fileRecord(a) { out[k] = v }
             } else {
@@ -402,4 +402,14 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
 
     /// Confirmed records not yet in the file (for tests).
     var unwrittenCount: Int { unwritten.count }
+}
+
+/// Whether a byte of `key` is NUL, read from the string's bits when it is short ASCII (most
+/// keys): the generic search over its UTF-8 view cost ~300 instructions a key, a tenth of a
+/// reopen's bulk read of 100k touched records.
+private func containsNUL(_ key: Key) -> Bool {
+    if let (words, count) = SmallString.asciiBits(key.string) {
+        return withUnsafeBytes(of: words) { b in (0..<count).contains { b[$0] == 0 } }
+    }
+    return key.string.utf8.contains(0)
 }

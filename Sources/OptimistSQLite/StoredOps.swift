@@ -5,8 +5,8 @@ import OptimistCore
 /// The store writes ops with ``Op/encode(_:)``, canonical JSON whose layout is fixed: an array
 /// of objects with members in byte order (`coll`, `delta`, `field`, `key`, `op`, `value`).
 /// Reopening a store with many pending mutations is dominated by decoding them, so that exact
-/// layout is read directly (only a record value goes through the JSON parser), skipping the
-/// dictionary the generic parser would build for each op. Anything else (escapes in a name,
+/// layout is read directly (only a record value goes through the JSON parser, where it
+/// stands), skipping the dictionary the generic parser would build for each op. Anything else (escapes in a name,
 /// another member order, a damaged row) takes the generic path, which also reports errors.
 enum StoredOps {
     static func decode(_ b: UnsafeBufferPointer<UInt8>, id: MutationID) throws(OptimistError) -> [Op] {
@@ -78,27 +78,11 @@ enum StoredOps {
             return d
         }
 
-        /// A JSON object's span, found by matching braces outside strings, parsed as a record.
+        /// A JSON object (a record), parsed where it stands.
         mutating func object() -> Record? {
-            guard i < bytes.count, bytes[i] == 0x7B else { return nil }
-            let start = i
-            var depth = 0, inString = false
-            while i < bytes.count {
-                let c = bytes[i]
-                i += 1
-                if inString {
-                    if c == 0x5C { i += 1 } else if c == 0x22 { inString = false }
-                } else if c == 0x22 {
-                    inString = true
-                } else if c == 0x7B || c == 0x5B {
-                    depth += 1
-                } else if c == 0x7D || c == 0x5D {
-                    depth -= 1
-                    if depth == 0 { break }
-                }
-            }
-            guard depth == 0, i <= bytes.count else { return nil }
-            return try? JSONParser.parseObject(UnsafeBufferPointer(rebasing: bytes[start..<i]))
+            guard let (record, end) = try? JSONParser.parseObject(bytes, at: i) else { return nil }
+            i = end
+            return record
         }
 
         mutating func op() -> Op? {

@@ -66,6 +66,21 @@ import Testing
         #expect(JSONWriter.write(record, into: nil, capacity: 0) == text.count)
     }
 
+    /// A record parsed where it stands inside longer text (a store's saved ops): the record,
+    /// and the offset just past it; anything but an object starting right there fails.
+    @Test func parsesAnObjectInPlace() throws {
+        var text = Array(#"xx{"s":"}{][","n":[1,{"m":2}]},tail"#.utf8)
+        let (record, end) = try text.withUnsafeMutableBufferPointer { b in try JSONParser.parseObject(UnsafeBufferPointer(b), at: 2) }
+        #expect(record == ["s": "}{][", "n": [1, ["m": 2]]])
+        #expect(end == text.count - ",tail".utf8.count)
+        for (bad, at) in [(#"x [1]"#, 2), (#" {"a":1}"#, 0), (#"{"a":1"#, 0), (#"{"a":}"#, 0), ("{", 1)] {
+            var t = Array(bad.utf8)
+            #expect(throws: JSONParser.Failure.self) {
+                _ = try t.withUnsafeMutableBufferPointer { b in try JSONParser.parseObject(UnsafeBufferPointer(b), at: at) }
+            }
+        }
+    }
+
     @Test func sortsMembersBytewise() throws {
         let v = try JSONParser.parse(#"{"é":1,"z":2,"Z":3,"e\u0301":4}"#)
         // Canonically equivalent names stay distinct: keys compare as bytes.

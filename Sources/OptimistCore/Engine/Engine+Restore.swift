@@ -40,7 +40,7 @@ extension Engine {
     /// server can drop the duplicate).
     ///
     /// - Throws: what the storage throws reading a record (`.io`, `.corrupt`).
-    convenience init(restoring s: StoreSnapshot, journaling: Bool, storage: any ConfirmedStorage) throws(OptimistError) {
+    convenience init(restoring s: consuming StoreSnapshot, journaling: Bool, storage: any ConfirmedStorage) throws(OptimistError) {
         self.init(clientID: s.clientID, journaling: journaling, storage: storage)
         for (coll, key, value) in s.confirmed { storage.setRecord(coll, key, value) }
         for d in s.views {
@@ -50,24 +50,33 @@ extension Engine {
             collection(d.collection).views.append(v)
             views[Key(d.name)] = v
         }
+        // The records are moved out of the snapshot, not copied (a copy retains its ops and
+        // strings, released again with the snapshot).
+        var records = [MutationRecord]()
+        swap(&records, &s.mutations)
         var maxID: MutationID = 0
-        // Loaders hand mutations over in id order; sort only when one did not.
-        let inOrder = zip(s.mutations, s.mutations.dropFirst()).allSatisfy { $0.id < $1.id }
-        live.reserveCapacity(s.mutations.count)
-        due.reserveCapacity(s.mutations.count)
-        reserveOverlay(for: s.mutations)
-        let confirmed = try confirmedRecords(touchedBy: s.mutations)
-        for var r in inOrder ? s.mutations : s.mutations.sorted(by: { $0.id < $1.id }) {
+        live.reserveCapacity(records.count)
+        due.reserveCapacity(records.count)
+        reserveOverlay(for: records)
+        let confirmed = try confirmedRecords(touchedBy: records)
+        // Folded in id order (loaders hand them over in it; sorted only when one did not),
+        // taken from the end of the array so that each is moved out.
+        if zip(records, records.dropFirst()).allSatisfy({ $0.id < $1.id }) {
+            records.withUnsafeMutableBufferPointer { $0.reverse() }  // moves (Array's own reverse copies)
+        } else {
+            records.sort(by: { $0.id > $1.id })
+        }
+        while var r = records.popLast() {
             maxID = max(maxID, r.id)
             if r.status == .inflight { r.status = .pending }
             guard !r.status.isEnded else { continue }
+            let single = r.ops.count == 1 ? r.ops[0] : nil
             let m = LiveMutation(record: r)
-            live[MutationKey(r.id)] = m
+            live[MutationKey(m.record.id)] = m
             // Old values first (the overlay's, or the confirmed record: only the records pending
             // mutations touch are read, O(pending)), then the chain grows.
-            if r.ops.count == 1 {
+            if let op = single {
                 // Most mutations have one op: no arrays of results and old values.
-                let op = r.ops[0]
                 let c = collection(op.collection)
                 // Read in bulk above, not cached: the overlay holds the key's value from here on.
                 let old: Record?
@@ -79,20 +88,25 @@ extension Engine {
                 case .success(let n): value = n
                 case .failure: value = old  // the re-application rule: an op that no longer applies is skipped
                 }
-                c.chains[op.key, default: PendingChain()].append(r.id)
-                setVisible(c, op.key, value, old: old)
+                c.chains[op.key, default: PendingChain()].append(m.record.id)
+                setVisible(c, op.key, value, old: old, mergingIndex: false)
             } else {
-                let results = try evaluate(r.ops, on: { (c, k) throws(OptimistError) in try readVisible(c, k) }, skipFailing: true)
+                let results = try evaluate(m.record.ops, on: { (c, k) throws(OptimistError) in try readVisible(c, k) }, skipFailing: true)
                 var olds = [Record?]()
                 olds.reserveCapacity(results.count)
                 for (c, key, _) in results { olds.append(visible(c, key)) }
                 for a in m.touched {
-                    collection(a.collection).chains[a.key, default: PendingChain()].append(r.id)
+                    collection(a.collection).chains[a.key, default: PendingChain()].append(m.record.id)
                 }
-                for (i, (c, key, value)) in results.enumerated() { setVisible(c, key, value, old: olds[i]) }
+                for (i, (c, key, value)) in results.enumerated() { setVisible(c, key, value, old: olds[i], mergingIndex: false) }
             }
-            if r.status == .pending { due.append(DueEntry(r)) }
-            if let k = r.dedupeKey { dedupe[k] = r.id }
+            if m.record.status == .pending { due.append(DueEntry(m.record)) }
+            if let k = m.record.dedupeKey { dedupe[k] = m.record.id }
+        }
+        // The key indexes were filled without their step-by-step merges: one merge each that
+        // needs one (a smaller buffer waits for the next scan, as after any insert).
+        for c in collections.values where c.index.needsMerge {
+            c.index.prepare(contains: { c.overlay[$0] != nil })
         }
         for (id, status) in s.ended {
             maxID = max(maxID, id)

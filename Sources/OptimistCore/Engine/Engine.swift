@@ -290,13 +290,14 @@ final class Engine {
     // MARK: Visible state
 
     /// Sets `V[key]` (`old`: its value until now): views follow it; the overlay holds it while
-    /// a chain touches the key, and lets it go (V falls back to C) once none does.
-    func setVisible(_ c: CollectionState, _ key: Key, _ new: Record?, old: Record?) {
+    /// a chain touches the key, and lets it go (V falls back to C) once none does. A restore
+    /// passes `mergingIndex: false` and merges each key index once at the end.
+    func setVisible(_ c: CollectionState, _ key: Key, _ new: Record?, old: Record?, mergingIndex: Bool = true) {
         for v in c.views { v.update(key: key, old: old, new: new) }
         if c.chains[key] != nil {
             if c.overlay.updateValue(new, forKey: key) == nil {
                 c.index.insert(key)
-                if c.index.needsMerge { c.index.prepare(contains: { c.overlay[$0] != nil }) }
+                if mergingIndex && c.index.needsMerge { c.index.prepare(contains: { c.overlay[$0] != nil }) }
             }
         } else if c.overlay.removeValue(forKey: key) != nil {
             c.index.noteRemoval()

@@ -36,6 +36,19 @@ public struct JSONParser {
         return o
     }
 
+    /// Parses the JSON object that starts at byte `start` (no space before it) and nothing
+    /// after it: the record, and the offset just past its closing brace. For readers of a
+    /// fixed layout with records inside (a store's saved ops), which otherwise scan for the
+    /// object's end first and then parse it: two passes over every byte.
+    package static func parseObject(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) throws(Failure) -> (record: Record, end: Int) {
+        var p = JSONParser(bytes: bytes)
+        p.i = start
+        guard start < bytes.count, bytes[start] == UInt8(ascii: "{"), case .object(let o) = try p.object(depth: 1) else {
+            throw Failure(message: "expected a JSON object", offset: start)
+        }
+        return (o, p.i)
+    }
+
     public static func parseObject(_ text: String) throws(Failure) -> Record {
         guard case .object(let o) = try parse(text) else { throw Failure(message: "expected a JSON object", offset: 0) }
         return o

@@ -61,13 +61,13 @@ public final class Store: Sendable {
     }
 
     /// A store rebuilt from a snapshot into memory, sending every later change to `sink`.
-    public convenience init(restoring snapshot: StoreSnapshot, sink: any JournalSink, retryPolicy: RetryPolicy = RetryPolicy()) throws(OptimistError) {
+    public convenience init(restoring snapshot: consuming StoreSnapshot, sink: any JournalSink, retryPolicy: RetryPolicy = RetryPolicy()) throws(OptimistError) {
         try self.init(restoring: snapshot, storage: MemoryStorage(), sink: sink, retryPolicy: retryPolicy)
     }
 
     /// A store rebuilt from a snapshot over `storage` (a store file's records), sending every
     /// later change to `sink`.
-    package convenience init(restoring snapshot: StoreSnapshot, storage: sending any ConfirmedStorage, sink: any JournalSink,
+    package convenience init(restoring snapshot: consuming StoreSnapshot, storage: sending any ConfirmedStorage, sink: any JournalSink,
                              retryPolicy: RetryPolicy = RetryPolicy()) throws(OptimistError) {
         let e = try Engine(restoring: snapshot, journaling: true, storage: storage)
         self.init(engine: e, sink: sink, retryPolicy: retryPolicy)
