@@ -62,7 +62,7 @@ let package = Package(
         // and the model-based run.
         .target(name: "OptimistTestSupport", dependencies: ["OptimistCore"], path: "Tests/Support"),
         .testTarget(name: "OptimistCoreTests", dependencies: ["OptimistCore", "OptimistTestSupport"]),
-        .testTarget(name: "OptimistSQLiteTests", dependencies: ["Optimist", "OptimistTestSupport"]),
+        .testTarget(name: "OptimistSQLiteTests", dependencies: ["Optimist", "OptimistTestSupport", "OptimistThreads"]),
         .testTarget(name: "OptimistTests", dependencies: ["Optimist", "OptimistFoundation", "OptimistTestSupport"]),
         .testTarget(name: "OptimistSyncTests", dependencies: ["OptimistSync", "Optimist"]),
     ],

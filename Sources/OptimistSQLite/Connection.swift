@@ -4,13 +4,14 @@ import OptimistThreads
 
 /// One SQLite connection.
 ///
-/// Used by one thread at a time: the opener loads through it, then the writer thread writes
-/// through it and the store's reads (a record not in the cache) go through it too, each
-/// holding ``gate`` for one statement at a time (the connection is opened with
+/// Used by one thread at a time, each use holding ``gate`` (the connection is opened with
 /// `SQLITE_OPEN_NOMUTEX`, so SQLite adds no locks of its own; hence `@unchecked Sendable`).
-/// A read may thus run inside the writer's open transaction and see rows it has not
-/// committed yet: the store only reads from the file records it has no newer value of in
-/// memory, and the writer writes only those, so what a read sees is the same either way.
+/// An open store file has two: the writer's (the opener loads through it, then the writer
+/// thread writes through it) and the store's reads' (a record not in the cache, a scan, a
+/// view's aggregate). In WAL mode a read sees the last commit and never waits for the writer,
+/// not even for a commit that checkpoints the log into the file (tens of milliseconds on a
+/// big batch); the records the writer has not committed yet are in the store's memory (see
+/// ``SQLiteStorage``).
 final class Connection: @unchecked Sendable {
     let db: OpaquePointer
     private var isOpen = true
@@ -18,10 +19,10 @@ final class Connection: @unchecked Sendable {
     let gate = Monitor()
 
     /// Opens an existing file for reading and writing (the opener creates the file itself so
-    /// it can choose its mode).
-    init(path: String) throws(OptimistError) {
+    /// it can choose its mode), through the VFS named `vfs` (nil: the process's default).
+    init(path: String, vfs: String? = nil) throws(OptimistError) {
         var handle: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
+        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, vfs)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let handle { sqlite3_close_v2(handle) }
@@ -40,7 +41,8 @@ final class Connection: @unchecked Sendable {
         return try body()
     }
 
-    /// Closes the connection (checkpointing the WAL into the main file). Idempotent.
+    /// Closes the connection (the file's last one checkpoints the WAL into the main file).
+    /// Idempotent.
     func close() {
         guard isOpen else { return }
         isOpen = false

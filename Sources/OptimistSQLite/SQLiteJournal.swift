@@ -47,6 +47,11 @@ public final class SQLiteJournal: JournalSink, @unchecked Sendable {
         if case .failure(let e) = flushResult { throw e }
     }
 
+    /// Runs `body` holding the writer's connection, as a long commit does (for tests).
+    package func holdingWriterConnection<R>(_ body: () throws -> R) rethrows -> R {
+        try state.holdingConnection(body)
+    }
+
     /// Caps the file at `pages` pages (nil: no cap), from the next batch on; writes beyond it
     /// fail with `.io` like a full disk. For quotas, and for tests of the full-disk path.
     public func limitPages(_ pages: Int?) { state.limitPages(pages) }
@@ -95,6 +100,8 @@ final class WriterState: @unchecked Sendable {
     private var stopping = false
     private var closed = false
     private var pageLimit: Int?? = nil
+    /// The file's place in ``OpenFiles`` (see ``releaseOnClose(_:)``).
+    private var claim: OpenFiles.ID?
     /// The writer waits for work (appends must wake it).
     private var writerIdle = false
     /// The writer has already let the current burst gather (group commit).
@@ -194,7 +201,16 @@ final class WriterState: @unchecked Sendable {
         let connection = writer?.connection
         writer = nil
         connection?.close()
+        if let claim = monitor.locked({ () -> OpenFiles.ID? in defer { claim = nil }; return claim }) { OpenFiles.release(claim) }
     }
+
+    func holdingConnection<R>(_ body: () throws -> R) rethrows -> R {
+        guard let c = monitor.locked({ writer?.connection }) else { return try body() }
+        return try c.gate.locked(body)
+    }
+
+    /// Hands over the file's place in ``OpenFiles``, let go once the connection is closed.
+    func releaseOnClose(_ id: OpenFiles.ID) { monitor.locked { claim = id } }
 
     /// The writer thread's loop.
     func run() {

@@ -1,3 +1,4 @@
+import CSQLite
 import OptimistCore
 #if canImport(Glibc)
 import Glibc
@@ -8,12 +9,19 @@ import Darwin
 /// Opening and checking store files.
 ///
 /// A store file is one SQLite database in WAL mode (see ``BatchWriter`` for the durability
-/// choice). It is held exclusively while open: the connection runs with
-/// `PRAGMA locking_mode=EXCLUSIVE` and writes at open, so it keeps an exclusive lock on the
-/// file until it is closed, and any other opener, in this process or another, gets `BUSY` at
-/// once. The lock is the operating system's own (fcntl), so it goes away with a killed
-/// process and no stale lock file is ever left behind; the exclusive mode also keeps the WAL
-/// index in memory, so no `-shm` file is made.
+/// choice), held exclusively while open: any other opener, in this process or another, gets
+/// `BUSY` at once. It is opened through SQLite's `unix-excl` VFS, which takes an exclusive
+/// lock on the file at the first read and keeps it until the file's last connection closes,
+/// and keeps the WAL index in this process's memory (no `-shm` file is made). The lock is the
+/// operating system's own (fcntl), so it goes away with a killed process and no stale lock
+/// file is ever left behind. That VFS lets further connections of the same process in, and
+/// the store uses two: the background writer's, and one for its reads, so a read that misses
+/// the record cache never waits for a commit in progress. A second opener in this process is
+/// turned away by ``OpenFiles``.
+///
+/// A process whose default SQLite VFS is not SQLite's `unix` (an app's own, a test's
+/// fault-injecting one) has its store files opened through that default instead, which must
+/// support WAL mode; keeping other processes out is then up to it.
 public enum SQLiteStoreFile {
     /// Opens (creating if absent) the store file at `path`: loads what the store keeps in
     /// memory (O(pending mutations)) and returns the journal its changes go to and the storage
@@ -26,37 +34,56 @@ public enum SQLiteStoreFile {
         throws(OptimistError) -> (snapshot: StoreSnapshot, journal: SQLiteJournal, storage: any ConfirmedStorage) {
         guard !path.isEmpty else { throw .misuse("an empty store path") }
         try createPrivately(path)
-        let c = try Connection(path: path)
+        let claim = try OpenFiles.claim(path)
+        let vfs = storeVFS()
+        var opened = [Connection]()
         do throws(OptimistError) {
+            let c = try Connection(path: path, vfs: vfs)
+            opened.append(c)
             // Refuse before touching anything: a read-only file cannot keep the promise.
             if c.isReadOnly { throw OptimistError.io("\(path) is read-only") }
-            try c.exec("PRAGMA locking_mode = EXCLUSIVE")
             _ = try Schema.prepare(c)
             guard try c.scalarText("PRAGMA journal_mode = WAL")?.lowercased() == "wal" else {
                 throw OptimistError.io("\(path): cannot switch to WAL mode")
             }
-            // A big batch grows the WAL; after its checkpoint the file is cut back to 8 MB.
-            // Records are read on demand: the file is memory-mapped (up to 1 GiB), so a read
-            // that misses the store's cache costs no system call, and the pages it touches are
-            // the kernel's clean file pages (reclaimable), not the process's own memory.
+            // A big batch grows the WAL; after its checkpoint the file is cut back to 8 MB. The
+            // loader and the writer read through the memory map too (see the reader below).
             try c.exec("""
                 PRAGMA cache_size = -8000; PRAGMA temp_store = MEMORY; PRAGMA journal_size_limit = 8388608;
                 PRAGMA mmap_size = 1073741824
                 """)
             try markOpen(c)
             let snapshot = try SnapshotLoader.load(c)
+            // Records are read on demand through their own connection: the file is
+            // memory-mapped (up to 1 GiB), so a read that misses the store's cache costs no
+            // system call, and the pages it touches are the kernel's clean file pages
+            // (reclaimable), not the process's own memory; its page cache is small for that.
+            let reader = try Connection(path: path, vfs: vfs)
+            opened.append(reader)
+            try reader.exec("PRAGMA cache_size = -2000; PRAGMA temp_store = MEMORY; PRAGMA mmap_size = 1073741824")
             let journal = try SQLiteJournal(writer: try BatchWriter(c))
             do {
-                let storage = try SQLiteStorage(connection: c, writer: journal.state, cacheBytes: cacheBytes)
+                let storage = try SQLiteStorage(connection: reader, writer: journal.state, cacheBytes: cacheBytes)
+                journal.state.releaseOnClose(claim)
                 return (snapshot, journal, storage)
             } catch {
                 try? journal.close()
                 throw error
             }
         } catch {
-            c.close()
+            // The reader first: the writer's connection, closed last, checkpoints the log.
+            for c in opened.reversed() { c.close() }
+            OpenFiles.release(claim)
             throw named(error, path)
         }
+    }
+
+    /// The VFS store files are opened through: `unix-excl` when the process's default is
+    /// SQLite's `unix` (see above); otherwise nil, the default.
+    static func storeVFS() -> String? {
+        guard let vfs = sqlite3_vfs_find(nil), String(cString: vfs.pointee.zName) == "unix",
+              sqlite3_vfs_find("unix-excl") != nil else { return nil }
+        return "unix-excl"
     }
 
     /// What opening `path` failed with, said so that the file is named. SQLite's own text
@@ -104,9 +131,10 @@ public enum SQLiteStoreFile {
     ///
     /// - Throws: `.busy` when the store is open; `.io` / `.corrupt` when the file cannot be read.
     public static func checkIntegrity(path: String) throws(OptimistError) -> String {
-        let c = try Connection(path: path)
+        // A store open in this process would let this connection in (see above).
+        if OpenFiles.isOpen(path) { throw .busy("\(path) is open in this process") }
+        let c = try Connection(path: path, vfs: storeVFS())
         defer { c.close() }
-        try c.exec("PRAGMA locking_mode = EXCLUSIVE")
         let s = try c.prepare("PRAGMA integrity_check")
         var lines = [String]()
         while try s.step() { lines.append(s.text(0) ?? "") }

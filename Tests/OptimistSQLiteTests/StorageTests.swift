@@ -6,6 +6,7 @@ import Testing
 @testable import OptimistSQLite
 import OptimistTestSupport
 import CSQLite
+import OptimistThreads
 
 /// Storage that scales: confirmed records stay in the store file and are read on demand.
 @Suite struct StorageTests {
@@ -72,6 +73,58 @@ import CSQLite
         #expect(try s.get("logs", "k1002500") == ["i": 2500])
         #expect(s.cacheUsage.entries == 1)
         #expect(try s.scan("logs", prefix: "k100250", limit: 3).map(\.key) == ["k1002500", "k1002501", "k1002502"])
+    }
+
+    /// Reads that reach the file (a cache miss, a scan, a view defined over the file's rows)
+    /// go through a connection of their own: they complete while the writer's connection is
+    /// held, as it is through a long commit. (With one shared connection they waited for it.)
+    @Test func readsDoNotWaitForTheWriterConnection() throws {
+        let dir = TempDir()
+        let path = dir.file("two.optimist")
+        try withStore(path) { (s: Store) throws in
+            try s.serverApply((0..<1_000).map { put("logs", Key("k\(1_000 + $0)"), ["i": .number(Double($0))]) })
+        }
+        let (snapshot, journal, storage) = try SQLiteStoreFile.open(path: path, cacheBytes: 1)
+        let s = try Store(restoring: snapshot, storage: storage, sink: journal)
+        defer { try? s.close() }
+        let done = Monitor()
+        nonisolated(unsafe) var finished = false
+        nonisolated(unsafe) var seen: (Record?, [Key], Double)?
+        let reader = startThread {
+            let got = try? s.get("logs", "k1500")
+            let keys = (try? s.scan("logs", prefix: "k150", limit: 3))?.map(\.key) ?? []
+            try? s.defineView("n", collection: "logs", kind: .count)
+            let count = (try? s.viewValue("n")) ?? -1
+            done.locked { seen = (got, keys, count); finished = true; done.broadcast() }
+        }
+        try #require(reader != nil)
+        journal.holdingWriterConnection {
+            var waited = 0
+            done.locked { while !finished && waited < 30 { done.wait(milliseconds: 1_000); waited += 1 } }
+            #expect(finished, "a read waited for the writer's connection")
+        }
+        pthread_join(reader!, nil)
+        #expect(seen?.0 == ["i": 500])
+        #expect(seen?.1 == ["k1500", "k1501", "k1502"])
+        #expect(seen?.2 == 1_000)
+    }
+
+    /// An open store keeps the WAL index in memory (no `-shm` file beside it), and the file
+    /// is refused to a second opener and to an integrity check in this process while open.
+    @Test func anOpenFileHasNoSharedMemoryFileAndIsHeldInProcess() throws {
+        let dir = TempDir()
+        let path = dir.file("held.optimist")
+        let s = try Store.open(path: path)
+        try s.serverApply([put("c", "k", ["n": 1])])
+        try s.flush()
+        #expect(access(path + "-shm", F_OK) != 0)
+        #expect(throws: OptimistError.self) { _ = try Store.open(path: path) }
+        #expect(throws: OptimistError.self) { _ = try SQLiteStoreFile.checkIntegrity(path: path) }
+        try s.close()
+        #expect(try SQLiteStoreFile.checkIntegrity(path: path) == "ok")
+        let again = try Store.open(path: path)
+        #expect(try again.get("c", "k") == ["n": 1])
+        try again.close()
     }
 
     /// A reopen reads the records its pending mutations touch in bulk (a JSON list of keys per

@@ -129,7 +129,11 @@ static int v_time64(sqlite3_vfs *v, sqlite3_int64 *out) { (void)v; return base->
 
 int faultvfs_install(void) {
     if (installed) return 0;
-    base = sqlite3_vfs_find(NULL);
+    /* The library opens store files through "unix-excl" when the default VFS is "unix"; this
+     * VFS becomes the default, so it wraps that one, and the store behaves as it does without
+     * it (one process-wide lock, the WAL index in memory, two connections). */
+    base = sqlite3_vfs_find("unix-excl");
+    if (!base) base = sqlite3_vfs_find(NULL);
     if (!base || base->iVersion < 2) return 1;
     fault_vfs = (sqlite3_vfs){
         .iVersion = 2,

@@ -1,9 +1,10 @@
 /*
- * faultvfs.h - a SQLite VFS for tests that wraps the default one and makes chosen I/O calls
- * fail, as a dying or full disk would.
+ * faultvfs.h - a SQLite VFS for tests that wraps the one liboptimist uses ("unix-excl") and
+ * makes chosen I/O calls fail, as a dying or full disk would.
  *
- * liboptimist opens its store files with the process's default VFS through the system
- * libsqlite3, so a test that links the same libsqlite3 and calls faultvfs_install() before
+ * liboptimist opens its store files through the system libsqlite3, with "unix-excl" when the
+ * process's default VFS is "unix" and with the default otherwise, so a test that links the
+ * same libsqlite3 and calls faultvfs_install() (which makes this VFS the default) before
  * optimist_open sees (and can break) every read, write, sync and truncate of the store.
  *
  * Every call of the four kinds is numbered from 1 (one counter for all kinds, since the last
