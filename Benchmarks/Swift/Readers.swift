@@ -23,7 +23,9 @@ enum ReadersBench {
     }
 
     static func run(dir: String, repeats: Int) throws {
-        for kind in ["memory", "file"] {
+        // READERS_KIND=memory or =file runs one kind only (for comparing commits on one).
+        let only = getenv("READERS_KIND").map { String(cString: $0) }
+        for kind in ["memory", "file"] where only == nil || only == kind {
             for rep in 0..<repeats {
                 let path = "\(dir)/readers-\(kind)-\(rep).optimist"
                 for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }

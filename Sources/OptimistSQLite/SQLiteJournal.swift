@@ -100,6 +100,9 @@ final class WriterState: @unchecked Sendable {
     private var stopping = false
     private var closed = false
     private var pageLimit: Int?? = nil
+    /// What ``discard(_:)`` handed over, freed by the writer thread (under `discardLock`).
+    private var discarded: [Any] = []
+    private let discardLock = Monitor()
     /// The file's place in ``OpenFiles`` (see ``releaseOnClose(_:)``).
     private var claim: OpenFiles.ID?
     /// The writer waits for work (appends must wake it).
@@ -209,6 +212,18 @@ final class WriterState: @unchecked Sendable {
         return try c.gate.locked(body)
     }
 
+    /// Hands `garbage` to the writer thread to free: the store's records let go once written
+    /// (see ``SQLiteStorage``), which cost the store call that freed them milliseconds beside
+    /// a big batch, and the room of a table that held 100k of them (2-3 ms, most of it the
+    /// system taking the pages back). The writer thread is in no caller's way.
+    ///
+    /// Not under ``monitor``, which an append of a big batch holds for a while, and without
+    /// waking the writer: it frees what it was handed after its next batch (a store that is
+    /// only read from meanwhile keeps it until then, or until it closes).
+    func discard(_ garbage: Any) {
+        discardLock.locked { discarded.append(garbage) }
+    }
+
     /// Hands over the file's place in ``OpenFiles``, let go once the connection is closed.
     func releaseOnClose(_ id: OpenFiles.ID) { monitor.locked { claim = id } }
 
@@ -253,6 +268,9 @@ final class WriterState: @unchecked Sendable {
             } catch {
                 failure = error
             }
+            var garbage: [Any] = []
+            discardLock.locked { swap(&garbage, &discarded) }
+            garbage.removeAll()  // freed here, in no caller's way
 
             monitor.lock()
             // Folded into `carry` (kept on failure), so `taken` is done with either way.

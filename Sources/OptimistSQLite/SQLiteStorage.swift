@@ -36,6 +36,11 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     /// rows only from this storage (the store holds it exclusively).
     private var bounds: [Key: KeyBounds] = [:]
 
+    /// The lowest and highest key given a record by ``setRecord(_:_:_:)``, per collection whose
+    /// ``bounds`` are not known yet: merged into them when they are read from the file. (Going
+    /// through ``unwritten`` instead took a reader's get 13-18 ms beside a 100k-record batch.)
+    private var setBounds: [Key: KeyBounds] = [:]
+
     enum KeyBounds {
         case empty
         case range(Key, Key)
@@ -48,9 +53,13 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
             }
         }
     }
-    /// Unwritten records in append order, so committed ones are let go in order.
-    private var order: [(address: RecordAddress, append: UInt64)] = []
+    /// Unwritten records in append order, so committed ones are let go in order; in chunks of
+    /// ``orderChunk``, so that a finished chunk is dropped whole. (One array shifted down, or
+    /// freed, once its head was let go cost a reader's get 3-11 ms after a 100k-record batch.)
+    private var order: [[(address: RecordAddress, append: UInt64)]] = []
+    /// How far into `order[0]` records were let go.
     private var orderHead = 0
+    static let orderChunk = 1024
 
     init(connection: Connection, writer: WriterState, cacheBytes: Int) throws(OptimistError) {
         self.connection = connection
@@ -164,8 +173,11 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
             }
             return .range(keys[0], keys[1])
         }
-        // Records the writer has not written yet will be in the file: they count already.
-        for (u, entry) in unwritten where u.collection == collection && entry.value != nil { b.include(u.key) }
+        // Records the writer may not have written yet will be in the file: they count already.
+        if let set = setBounds.removeValue(forKey: collection), case .range(let lowest, let highest) = set {
+            b.include(lowest)
+            b.include(highest)
+        }
         bounds[collection] = b
         return b
     }
@@ -294,15 +306,21 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         // The store appends this call's journal entries after the call: the next append.
         let append = writer.appendedCount.load(ordering: .acquiring) &+ 1
         unwritten[a] = Unwritten(value: value, append: append)
-        if value != nil, bounds[collection] != nil { bounds[collection]!.include(key) }
-        order.append((a, append))
+        if value != nil {
+            if bounds[collection] != nil { bounds[collection]!.include(key) } else { setBounds[collection, default: .empty].include(key) }
+        }
+        if order.isEmpty || order[order.count - 1].count == Self.orderChunk {
+            order.append([])
+            order[order.count - 1].reserveCapacity(Self.orderChunk)
+        }
+        order[order.count - 1].append((a, append))
         cache.update(a, value)  // still right once written; not added when not cached
     }
 
     /// Unwritten records let go per call at most: a 100k-record batch, once written, is let go
-    /// over many calls (readers' too), so no one call pays for all of it.
-    static let releasePerCall = 2048
-    private static let released = (address: RecordAddress(collection: "", key: ""), append: UInt64(0))
+    /// over many calls (readers' too), so no one call pays for all of it. Letting a record go
+    /// frees it (~1.5 µs each when they are cold): 2,048 a call cost a reader's get 3-4 ms.
+    static let releasePerCall = 256
 
     /// While set (a staged change moving records in), calls let go of nothing: the room
     /// ``prepareMoves(_:)`` makes outside the lock stays valid until it is put in place.
@@ -316,22 +334,16 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
             grown.reserveCapacity(unwritten.count + n)
             moves.unwritten = grown
         }
-        if order.capacity < order.count + n {
-            var grown = [(address: RecordAddress, append: UInt64)]()
-            grown.reserveCapacity(order.count + n)
-            grown.append(contentsOf: order)
-            moves.order = grown
-        }
-        return moves.unwritten == nil && moves.order == nil ? nil : moves
+        return moves.unwritten == nil ? nil : moves
     }
 
-    /// ``unwritten`` and ``order`` regrown outside the lock (a rehash of 100k entries inside a
-    /// move's hold made readers wait milliseconds); the moves themselves are ``setRecord``.
+    /// ``unwritten`` regrown outside the lock (a rehash of 100k entries inside a move's hold
+    /// made readers wait milliseconds); the moves themselves are ``setRecord``. (``order``
+    /// grows a chunk at a time: it needs no room made.)
     private final class Moves: StagedMoves {
         let storage: SQLiteStorage
         let records: [(collection: Key, key: Key, value: Record?)]
         var unwritten: [RecordAddress: Unwritten]?
-        var order: [(address: RecordAddress, append: UInt64)]?
 
         init(storage: SQLiteStorage, records: [(collection: Key, key: Key, value: Record?)]) {
             self.storage = storage
@@ -339,16 +351,12 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         }
 
         func installRoom() -> Any {
-            var old: (unwritten: [RecordAddress: Unwritten]?, order: [(address: RecordAddress, append: UInt64)]?) = (nil, nil)
+            var old: [RecordAddress: Unwritten]?
             if let grown = unwritten.take() {
-                old.unwritten = storage.unwritten
+                old = storage.unwritten
                 storage.unwritten = grown
             }
-            if let grown = order.take() {
-                old.order = storage.order
-                storage.order = grown
-            }
-            return old
+            return old as Any
         }
 
         func move(_ index: Int) {
@@ -362,27 +370,45 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         cache.trim()
     }
 
-    /// Lets go of up to ``releasePerCall`` unwritten records the file has now.
+    /// Lets go of up to ``releasePerCall`` unwritten records the file has now. They are freed
+    /// by the writer thread (``WriterState/discard(_:)``), not here: freeing records another
+    /// thread allocated takes that thread's malloc arena lock, and a reader's get that did so
+    /// beside a big batch waited for it for milliseconds.
     private func releaseWritten() {
         let committed = writer.committedCount.load(ordering: .acquiring)
-        let stop = min(order.count, orderHead + Self.releasePerCall)
-        while orderHead < stop, order[orderHead].append <= committed {
-            let (a, append) = order[orderHead]
-            // Released now, a bounded few per call, not all at once when the list is emptied.
-            order[orderHead] = Self.released
+        var budget = Self.releasePerCall
+        var released: [Unwritten] = []
+        while budget > 0, !order.isEmpty {
+            if orderHead == order[0].count {
+                // A finished chunk goes whole; the last one is emptied and kept for reuse.
+                if order.count == 1 {
+                    order[0].removeAll(keepingCapacity: true)
+                } else {
+                    order.removeFirst()
+                }
+                orderHead = 0
+                if order[0].isEmpty { break }
+                continue
+            }
+            let (a, append) = order[0][orderHead]
+            guard append <= committed else { break }
             orderHead += 1
+            budget -= 1
             if let u = unwritten[a], u.append == append {
-                unwritten.removeValue(forKey: a)  // the file has it (and the cache, if it was read)
+                // The file has it (and the cache, if it was read).
+                if released.isEmpty { released.reserveCapacity(Self.releasePerCall) }
+                released.append(unwritten.removeValue(forKey: a)!)
             }
         }
-        if orderHead == order.count {
-            order.removeAll(keepingCapacity: order.count <= 4096)
-            orderHead = 0
-        } else if orderHead > 4096, orderHead * 2 > order.count {
-            order.removeFirst(orderHead)
-            orderHead = 0
+        var garbage: [Any] = []
+        if !released.isEmpty { garbage.append(released) }
+        if unwritten.isEmpty && unwritten.capacity > 4096 {
+            // The table's room too (100k records' worth after a big batch).
+            var empty: [RecordAddress: Unwritten] = [:]
+            swap(&empty, &unwritten)
+            garbage.append(empty)
         }
-        if unwritten.isEmpty && unwritten.capacity > 4096 { unwritten = [:] }
+        if !garbage.isEmpty { writer.discard(garbage) }
     }
 
     var cacheUsage: (entries: Int, bytes: Int) { (cache.count, cache.bytes) }
@@ -395,6 +421,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
             getRecords = nil
             scans = [:]
             bounds = [:]
+            setBounds = [:]
             connection.close()
         }
         cache.removeAll()
