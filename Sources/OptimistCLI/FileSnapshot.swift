@@ -4,9 +4,9 @@ import Glibc
 
 /// A private copy of a store file, taken without any lock and checked to be consistent.
 ///
-/// A store that a process has open is held with an exclusive SQLite lock (the library's
-/// `locking_mode=EXCLUSIVE`): no other SQLite connection may read it, and taking a lock of our
-/// own could stall that process. So the tool never hands the file to SQLite. It copies the
+/// A store that a process has open is held with an exclusive SQLite lock (the library opens
+/// it through SQLite's `unix-excl` VFS): no other process's SQLite connection may read it,
+/// and taking a lock of our own could stall that process. So the tool never hands the file to SQLite. It copies the
 /// file and its write-ahead log (`-wal`) with plain reads into a directory of its own, and
 /// SQLite then opens the copy read-only.
 ///
