@@ -1,5 +1,5 @@
 import OptimistCore
-import Synchronization
+import OptimistThreads
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -17,7 +17,10 @@ import Darwin
 enum OpenFiles {
     struct ID: Hashable { let device: UInt64, inode: UInt64 }
 
-    private static let open = Mutex<Set<ID>>([])
+    // A pthread mutex (``Monitor``), which ThreadSanitizer sees, rather than the standard
+    // library's `Mutex` (a futex on Linux, which it does not, and reports as a race).
+    private static let lock = Monitor()
+    nonisolated(unsafe) private static var open = Set<ID>()
 
     /// The file's identity (it exists: the opener created it first).
     static func id(of path: String) throws(OptimistError) -> ID {
@@ -31,17 +34,17 @@ enum OpenFiles {
     /// Marks the file open in this process; `BUSY` when it is open here already.
     static func claim(_ path: String) throws(OptimistError) -> ID {
         let id = try id(of: path)
-        let claimed = open.withLock { $0.insert(id).inserted }
+        let claimed = lock.locked { open.insert(id).inserted }
         guard claimed else { throw .busy("\(path) is open in this process already") }
         return id
     }
 
     static func release(_ id: ID) {
-        _ = open.withLock { $0.remove(id) }
+        _ = lock.locked { open.remove(id) }
     }
 
     static func isOpen(_ path: String) -> Bool {
         guard let id = try? id(of: path) else { return false }
-        return open.withLock { $0.contains(id) }
+        return lock.locked { open.contains(id) }
     }
 }
