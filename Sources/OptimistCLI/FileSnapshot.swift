@@ -6,9 +6,9 @@ import Glibc
 ///
 /// A store that a process has open is held with an exclusive SQLite lock (the library opens
 /// it through SQLite's `unix-excl` VFS): no other process's SQLite connection may read it,
-/// and taking a lock of our own could stall that process. So the tool never hands the file to SQLite. It copies the
-/// file and its write-ahead log (`-wal`) with plain reads into a directory of its own, and
-/// SQLite then opens the copy read-only.
+/// and taking a lock of our own could stall that process. So the tool never hands the file
+/// to SQLite. It copies the file and its write-ahead log (`-wal`) with plain reads into a
+/// directory of its own, and SQLite then opens the copy read-only.
 ///
 /// Why the copy is consistent: a writer in WAL mode only appends to the log, and writes into
 /// the main file only pages the log already holds (a checkpoint); the log is rewritten from

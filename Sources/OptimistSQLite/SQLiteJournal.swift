@@ -204,7 +204,12 @@ final class WriterState: @unchecked Sendable {
         let connection = writer?.connection
         writer = nil
         connection?.close()
-        if let claim = monitor.locked({ () -> OpenFiles.ID? in defer { claim = nil }; return claim }) { OpenFiles.release(claim) }
+        let id = monitor.locked { () -> OpenFiles.ID? in
+            let id = claim
+            claim = nil
+            return id
+        }
+        if let id { OpenFiles.release(id) }
     }
 
     func holdingConnection<R>(_ body: () throws -> R) rethrows -> R {

@@ -394,10 +394,10 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
             guard append <= committed else { break }
             orderHead += 1
             budget -= 1
-            if let u = unwritten[a], u.append == append {
+            if let i = unwritten.index(forKey: a), unwritten.values[i].append == append {
                 // The file has it (and the cache, if it was read).
                 if released.isEmpty { released.reserveCapacity(Self.releasePerCall) }
-                released.append(unwritten.removeValue(forKey: a)!)
+                released.append(unwritten.remove(at: i).value)
             }
         }
         var garbage: [Any] = []

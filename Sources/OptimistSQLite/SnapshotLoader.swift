@@ -31,9 +31,10 @@ enum SnapshotLoader {
 
         // Each row's ops are parsed straight from SQLite's buffer as it is read, on this
         // thread. Parsing on several threads was slower on a 2-core machine (reopen with 100k
-        // pending: 424 → 390 ms median, single-threaded): each new thread gets a fresh malloc
-        // arena, so its records land on never-touched pages, and the fold and the close that
-        // follow touch them from another thread.
+        // pending, open to close: 405-434 ms in parallel, 377-385 ms on one thread, three
+        // alternating runs each): each new thread gets a fresh malloc arena, so its records
+        // land on never-touched pages, and the fold and the close that follow touch them
+        // from another thread.
         let mutations = try c.prepare("""
             SELECT id, ops, status, attempts, next_attempt_ms, dedupe_key, policy, last_error, retry, queue_position
             FROM mutations ORDER BY id

@@ -85,9 +85,10 @@ public final class Store: Sendable {
         // not a staged one), yields and retries for up to ~0.5 ms before it sleeps: a
         // writer's step is shorter than a sleeping thread's wake-up here. Not on a store
         // file: its background writer is a third busy thread, and a spinning reader takes the
-        // CPU it needs (measured: a reader's gets over 1 ms beside five 100k-record batches
-        // 5 -> 3 in memory, but ~140 -> ~250 on a file, whose writer took 30% longer; two
-        // in-memory writers' throughput against one's 0.52 -> 0.75).
+        // CPU it needs (measured, see BENCHMARKS.md's readers section: spinning on a file,
+        // its gets over 1 ms beside five 100k-record batches went from 89-207 to 173-330 per
+        // repetition and its writer took 30% longer; two in-memory writers' throughput against
+        // one's went from 0.46-0.56 to 0.65-0.85 with the writers yielding).
         let spins = sink == nil ? Self.memorySpins : 0
         stateLock = Lock(spins: spins)
         writers = Lock(spins: spins)
