@@ -96,11 +96,11 @@ final class BatchWriter {
             : Array(batch.records)
         for (address, value) in rows {
             if let value {
-                let text = JSONWriter.string(value)
+                let text = JSONWriter.bytes(value)
                 try c.serially { () throws(OptimistError) in
                     putRecord.bind(1, address.collection)
                     putRecord.bind(2, address.key)
-                    putRecord.bind(3, text)
+                    putRecord.bindText(3, bytes: text)
                     try putRecord.run()
                 }
             } else {
@@ -124,7 +124,7 @@ final class BatchWriter {
         }
         for m in batch.mutations.values.sorted(by: { $0.id < $1.id }) {
             putMutation.bind(1, Int64(bitPattern: m.id))
-            putMutation.bind(2, Op.encode(m.ops))
+            putMutation.bindText(2, bytes: Op.encodedBytes(m.ops))
             putMutation.bind(3, Int64(m.status.rawValue))
             putMutation.bind(4, m.attempts)
             putMutation.bind(5, m.nextAttemptAt)

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Testing
 @testable import OptimistCore
+import OptimistTestSupport
 
 @Suite struct JSONTests {
     @Test func parsesAndWritesCanonically() throws {
@@ -160,6 +161,72 @@ import Testing
             let merged = JSON.mergePatch(try JSONParser.parse(target), try JSONParser.parse(patch))
             #expect(JSONWriter.string(merged) == result)
         }
+    }
+
+    /// Short ASCII strings are escaped from their inline bits, eight bytes at a time: every
+    /// length up to the inline limit and past it, with each special byte at each position,
+    /// against escaping done here byte by byte.
+    @Test func shortStringsEscapeLikeTheRest() {
+        func reference(_ s: String) -> String {
+            var out = "\""
+            for b in s.utf8 {
+                switch b {
+                case 0x22: out += "\\\""
+                case 0x5C: out += "\\\\"
+                case 0x0A: out += "\\n"
+                case 0x0D: out += "\\r"
+                case 0x09: out += "\\t"
+                case 0..<0x20: out += "\\u00" + String(b >> 4, radix: 16) + String(b & 15, radix: 16)
+                default: out += String(decoding: [b], as: UTF8.self)
+                }
+            }
+            return out + "\""
+        }
+        var checked = 0
+        for length in 0...17 {
+            let plain = String(repeating: "a", count: length)
+            #expect(JSONWriter.string(.string(plain)) == reference(plain))
+            for position in 0..<length {
+                for special: UInt8 in [0x22, 0x5C, 0x0A, 0x01, 0x1F, 0x7F, 0x20, 0x21, 0x5B, 0x5D] {
+                    var bytes = Array(plain.utf8)
+                    bytes[position] = special
+                    let s = String(decoding: bytes, as: UTF8.self)
+                    #expect(JSONWriter.string(.string(s)) == reference(s), "length \(length), byte \(special) at \(position)")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked > 1_000)
+        #expect(JSONWriter.string(.string("é\"")) == "\"é\\\"\"")
+    }
+
+    /// Records appended to an array (an in-memory store's arena) through the stack buffer,
+    /// and past its size straight into the array: the canonical text, after what was there.
+    @Test(arguments: [0, 3, 30, 300])
+    func appendedRecordsAreTheirText(_ members: Int) throws {
+        var record = Record()
+        for i in 0..<members { record[Key("field \(i)")] = .string("value \"\(i)\" " + String(repeating: "é", count: i % 7)) }
+        var out = Array("prefix".utf8)
+        JSONWriter.appendObject(record, to: &out, sorted: true)
+        #expect(String(decoding: out, as: UTF8.self) == "prefix" + JSONWriter.string(.object(record)))
+        var unsorted = [UInt8]()
+        JSONWriter.appendObject(record, to: &unsorted, sorted: false)
+        #expect(try JSONParser.parse(String(decoding: unsorted, as: UTF8.self)) == .object(record))
+    }
+
+    /// The store file's writer encodes ops straight from them: the same text as their JSON
+    /// objects written by the general writer.
+    @Test func opsEncodeAsTheirObjects() throws {
+        let long = String(repeating: "k", count: 40)
+        let ops = [
+            put("c", "k", ["a": 1, "z": "\"q\"", "m": [1.5, nil, true]]), patch("coll \"x\"", Key(long), ["b": nil]),
+            delete("é", "k\n"), incr("c", "k", "n", -2.5), incr(Key(long), "k", Key("f\u{1}"), 1e300),
+            put("c", Key(""), [:]),
+        ]
+        #expect(Op.encode(ops) == JSONWriter.string(.array(ops.map(\.json))))
+        #expect(Op.encodedBytes(ops) == Array(JSONWriter.string(.array(ops.map(\.json))).utf8))
+        #expect(Op.encode([]) == "[]")
+        #expect(try Op.decode(Op.encode(ops)) == ops)
     }
 
     @Test func opsRoundTripThroughTheWireForm() throws {

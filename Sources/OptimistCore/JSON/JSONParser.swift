@@ -310,11 +310,15 @@ public struct JSONParser {
 /// Whether any byte of `w` is '"', '\\', below 0x20 or at least 0x80. SWAR: after the XOR a
 /// byte is zero exactly where it matched, and subtracting 0x01 (0x20) from each byte sets the
 /// top bit of a byte that was zero (below 0x20); bytes at 0x80 and above are caught directly.
-@inline(__always) func hasSpecialByte(_ w: UInt64) -> Bool {
+@inline(__always) func hasSpecialByte(_ w: UInt64) -> Bool { specialBytes(w) != 0 }
+
+/// The top bit of each byte of `w` that ``hasSpecialByte(_:)`` looks for (and, above the
+/// first such byte, possibly of others: a borrow runs on to the later bytes).
+@inline(__always) func specialBytes(_ w: UInt64) -> UInt64 {
     let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
     let q = w ^ (ones &* 0x22), b = w ^ (ones &* 0x5C)
     let found = ((q &- ones) | (b &- ones) | (w &- ones &* 0x20)) & ~w & highs
-    return found | (w & highs) != 0
+    return found | (w & highs)
 }
 
 /// A string from bytes known to be valid UTF-8: short ASCII ones built directly

@@ -10,16 +10,35 @@ public enum JSONWriter {
     }
 
     public static func string(_ record: Record) -> String {
-        String(decoding: bytes(record), as: UTF8.self)
+        var out = [UInt8]()
+        appendObject(record, to: &out, sorted: true)
+        return String(unsafeUninitializedCapacity: out.count) { buf in
+            _ = buf.initialize(from: out)
+            return out.count
+        }
     }
 
     /// The canonical JSON of `record` as UTF-8 bytes, for callers that copy them out (the C
     /// ABI) and need no `String`.
     package static func bytes(_ record: Record) -> [UInt8] {
         var out = [UInt8]()
-        out.reserveCapacity(256)  // most records fit: one allocation, no regrowth
-        writeObject(record, into: &out)
+        appendObject(record, to: &out, sorted: true)
         return out
+    }
+
+    /// Appends the JSON of `record` to `out` (see ``writeObject(_:into:sorted:)``), written
+    /// first into a buffer on the stack and then copied in one append: an array as the sink
+    /// checks its uniqueness and capacity on every byte, most of the cost of writing a record.
+    /// A record that outgrows the buffer is written again straight into the array.
+    package static func appendObject(_ record: Record, to out: inout [UInt8], sorted: Bool) {
+        let fitted = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buf -> Bool in
+            var sink = FixedBytes(buf.baseAddress, capacity: buf.count)
+            writeObject(record, into: &sink, sorted: sorted)
+            guard sink.fits else { return false }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[0..<sink.count]))
+            return true
+        }
+        if !fitted { writeObject(record, into: &out, sorted: sorted) }
     }
 
     /// The canonical JSON of `record` as a `malloc`'d NUL-terminated string (the C ABI's
@@ -158,6 +177,17 @@ public enum JSONWriter {
 
     static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// Whether any of the first `count` bytes of a short string's two words (see
+    /// ``SmallString/asciiBits(_:)``) is '"', '\\' or a control character. The bytes after
+    /// them (zeros, then the flags byte) are masked off: the test's borrows run only toward
+    /// later bytes, so they cannot mark an earlier one.
+    @inline(__always) static func shortHasSpecialByte(_ w: (UInt64, UInt64), count: Int) -> Bool {
+        @inline(__always) func lanes(_ n: Int) -> UInt64 {
+            n >= 8 ? ~0 : n <= 0 ? 0 : (1 &<< UInt64(n &* 8)) &- 1
+        }
+        return specialBytes(w.0) & lanes(count) != 0 || specialBytes(w.1) & lanes(count &- 8) != 0
+    }
+
     /// Whether `bytes` hold a '"', a '\\' or a control character: eight bytes at a time while
     /// none is special (``hasSpecialByte(_:)``, which also stops at non-ASCII bytes; those are
     /// then looked at one by one).
@@ -175,6 +205,19 @@ public enum JSONWriter {
     }
 
     static func emitString<S: JSONByteSink>(_ s: String, into out: inout S) {
+        // Most names and many values are short ASCII strings, kept inside the string value
+        // itself: their bytes are read from its two words (no `withUTF8`, no closure), tested
+        // eight at a time, and copied with their quotes in one append.
+        if let (words, count) = SmallString.asciiBits(s), !shortHasSpecialByte(words, count: count) {
+            var quoted: (UInt64, UInt64, UInt64) = (0, 0, 0)  // '"', up to 15 bytes, '"'
+            withUnsafeMutableBytes(of: &quoted) { buf in
+                buf[0] = UInt8(ascii: "\"")
+                withUnsafeBytes(of: words) { buf.baseAddress!.advanced(by: 1).copyMemory(from: $0.baseAddress!, byteCount: count) }
+                buf[count + 1] = UInt8(ascii: "\"")
+                out.append(bytes: UnsafeRawBufferPointer(rebasing: buf[0..<count + 2]))
+            }
+            return
+        }
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { bytes in

@@ -87,7 +87,64 @@ extension Op {
     }
 
     /// A JSON array of ops in wire form.
-    public static func encode(_ ops: [Op]) -> String { JSONWriter.string(.array(ops.map(\.json))) }
+    public static func encode(_ ops: [Op]) -> String {
+        let bytes = encodedBytes(ops)
+        return String(unsafeUninitializedCapacity: bytes.count) { buf in
+            _ = buf.initialize(from: bytes)
+            return bytes.count
+        }
+    }
+
+    /// ``encode(_:)``'s text as UTF-8 bytes, written straight from the ops: the members of
+    /// ``json`` in their canonical (sorted) order, without building its objects first (the
+    /// store file's writer encodes every mutation it saves).
+    package static func encodedBytes(_ ops: [Op]) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(32 + ops.count * 160)
+        out.append(UInt8(ascii: "["))
+        for (n, op) in ops.enumerated() {
+            if n > 0 { out.append(UInt8(ascii: ",")) }
+            op.writeJSON(into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+
+    /// ``json``'s canonical text: members sorted bytewise (`coll` < `delta` < `field` < `key`
+    /// < `op` < `value`), as ``JSONWriter`` sorts them.
+    private func writeJSON(into out: inout [UInt8]) {
+        func member(_ name: StaticString, _ first: Bool = false) {
+            if !first { out.append(UInt8(ascii: ",")) }
+            JSONWriter.literal(name, into: &out)
+        }
+        let c: Key, k: Key, name: StaticString
+        switch self {
+        case .put(let cc, let kk, _): (c, k, name) = (cc, kk, "\"put\"")
+        case .patch(let cc, let kk, _): (c, k, name) = (cc, kk, "\"patch\"")
+        case .delete(let cc, let kk): (c, k, name) = (cc, kk, "\"delete\"")
+        case .incr(let cc, let kk, _, _): (c, k, name) = (cc, kk, "\"incr\"")
+        }
+        out.append(UInt8(ascii: "{"))
+        member("\"coll\":", true)
+        JSONWriter.emitString(c.string, into: &out)
+        if case .incr(_, _, let f, let d) = self {
+            member("\"delta\":")
+            JSONWriter.emitNumber(d, into: &out)
+            member("\"field\":")
+            JSONWriter.emitString(f.string, into: &out)
+        }
+        member("\"key\":")
+        JSONWriter.emitString(k.string, into: &out)
+        member("\"op\":")
+        JSONWriter.literal(name, into: &out)
+        switch self {
+        case .put(_, _, let v), .patch(_, _, let v):
+            member("\"value\":")
+            JSONWriter.appendObject(v, to: &out, sorted: true)
+        case .delete, .incr: break
+        }
+        out.append(UInt8(ascii: "}"))
+    }
 
     /// Parses a JSON array of ops in wire form.
     public static func decode(_ text: String) throws(OptimistError) -> [Op] {

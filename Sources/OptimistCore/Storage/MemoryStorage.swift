@@ -107,7 +107,7 @@ package final class MemoryStorage: ConfirmedStorage {
         spans.reserveCapacity(records.count)
         for r in records {
             let start = bytes.count
-            if let value = r.value { JSONWriter.writeObject(value, into: &bytes, sorted: false) }
+            if let value = r.value { JSONWriter.appendObject(value, to: &bytes, sorted: false) }
             spans.append(start..<bytes.count)
         }
         return Moves(storage: self, records: records, bytes: bytes, spans: spans, rooms: rooms)
@@ -229,7 +229,7 @@ extension MemoryStorage {
             if let encoded {
                 arena.append(contentsOf: encoded)
             } else {
-                JSONWriter.writeObject(value, into: &arena, sorted: false)  // read back only here
+                JSONWriter.appendObject(value, to: &arena, sorted: false)  // read back only here
             }
             var length = arena.count - offset
             if length >= Self.bigLength {
