@@ -10,12 +10,7 @@ public enum JSONWriter {
     }
 
     public static func string(_ record: Record) -> String {
-        var out = [UInt8]()
-        appendObject(record, to: &out, sorted: true)
-        return String(unsafeUninitializedCapacity: out.count) { buf in
-            _ = buf.initialize(from: out)
-            return out.count
-        }
+        bytes(record).withUnsafeBufferPointer(stringFromValidUTF8)
     }
 
     /// The canonical JSON of `record` as UTF-8 bytes, for callers that copy them out (the C

@@ -87,13 +87,7 @@ extension Op {
     }
 
     /// A JSON array of ops in wire form.
-    public static func encode(_ ops: [Op]) -> String {
-        let bytes = encodedBytes(ops)
-        return String(unsafeUninitializedCapacity: bytes.count) { buf in
-            _ = buf.initialize(from: bytes)
-            return bytes.count
-        }
-    }
+    public static func encode(_ ops: [Op]) -> String { encodedBytes(ops).withUnsafeBufferPointer(stringFromValidUTF8) }
 
     /// ``encode(_:)``'s text as UTF-8 bytes, written straight from the ops: the members of
     /// ``json`` in their canonical (sorted) order, without building its objects first (the
