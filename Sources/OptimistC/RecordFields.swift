@@ -9,7 +9,7 @@ import Optimist
 func record(fields: UnsafePointer<optimist_field>?, count: Int) throws(OptimistError) -> Record {
     guard count >= 0 else { throw .misuse("count is too large") }
     guard count == 0 || fields != nil else { throw .misuse("fields is NULL") }
-    var r = count <= 12 ? emptyRecordWithRoom : Record(minimumCapacity: count)
+    var r = count <= 6 ? emptySmallRecord : count <= 12 ? emptyRecordWithRoom : Record(minimumCapacity: count)
     for i in 0..<count {
         let f = fields![i]
         let field = try key(f.name, "a field's name")

@@ -93,9 +93,13 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
 
     func uncachedRecords(_ collection: Key, _ keys: [Key]) throws(OptimistError) -> [Key: Record] {
         var out = [Key: Record]()  // often few of the keys have a record: grown as found
+        // Keys outside the collection's range of keys (in the file, or set since the open) have
+        // no record anywhere: pending mutations are often new records (today's logs, fresh ids)
+        // that sort after every confirmed one, and two index seeks spare each of them a probe
+        // and the lookups below (a reopen with 100k pending asks for all of its keys at once).
+        guard case .range(let lowest, let highest) = try keyBounds(collection) else { return out }
         var ask = [Key]()
-        ask.reserveCapacity(keys.count)
-        for k in keys {
+        for k in keys where !(k < lowest || highest < k) {
             let a = RecordAddress(collection: collection, key: k)
             if !unwritten.isEmpty, let u = unwritten[a] {
                 if let v = u.value { out[k] = v }
@@ -107,13 +111,6 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
             } else {
                 ask.append(k)
             }
-        }
-        // Keys outside the collection's range of keys in the file have no row there: pending
-        // mutations are often new records (today's logs, fresh ids) that sort after every
-        // confirmed one, and two index seeks spare them a probe each.
-        if !ask.isEmpty {
-            guard case .range(let lowest, let highest) = try keyBounds(collection) else { return out }
-            ask.removeAll { $0 < lowest || highest < $0 }
         }
         // The keys go in as one JSON array per chunk; SQLite walks it and looks each key up
         // (CROSS JOIN keeps the array as the outer loop, so each row is one primary-key probe).

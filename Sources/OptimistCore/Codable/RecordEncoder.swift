@@ -67,7 +67,7 @@ final class ValueEncoder: Encoder {
     /// What the value wrote: nothing yet, one value, an object or an array.
     var kind = Kind.empty
     var single = JSON.null
-    var members = emptyRecordWithRoom
+    var members = emptySmallRecord
     var items: [JSON] = []
     /// Slots a nested container or super encoder still writes into, filled by ``finish()``.
     var later: [(Slot, ValueEncoder)] = []

@@ -51,45 +51,40 @@ extension Engine {
             views[Key(d.name)] = v
         }
         // The records are moved out of the snapshot, not copied (a copy retains its ops and
-        // strings, released again with the snapshot).
+        // strings, released again with the snapshot). They are read in place below (by index,
+        // not `for r in`, which copies each record: ~5 retains and releases apiece).
         var records = [MutationRecord]()
         swap(&records, &s.mutations)
         var maxID: MutationID = 0
         live.reserveCapacity(records.count)
         due.reserveCapacity(records.count)
-        reserveOverlay(for: records)
-        let confirmed = try confirmedRecords(touchedBy: records)
+        let touched = Self.touchedKeys(records)
+        reserveOverlay(for: touched)
+        let confirmed = try confirmedRecords(of: touched)
         // Folded in id order (loaders hand them over in it; sorted only when one did not),
         // taken from the end of the array so that each is moved out.
-        if zip(records, records.dropFirst()).allSatisfy({ $0.id < $1.id }) {
+        if records.indices.dropFirst().allSatisfy({ records[$0 - 1].id < records[$0].id }) {
             records.withUnsafeMutableBufferPointer { $0.reverse() }  // moves (Array's own reverse copies)
         } else {
             records.sort(by: { $0.id > $1.id })
         }
+        // Most mutations touch the collection the one before touched: its state is kept at hand.
+        var last: (state: CollectionState, confirmed: [Key: Record])?
         while var r = records.popLast() {
             maxID = max(maxID, r.id)
             if r.status == .inflight { r.status = .pending }
             guard !r.status.isEnded else { continue }
-            let single = r.ops.count == 1 ? r.ops[0] : nil
-            let m = LiveMutation(record: r)
+            let m = LiveMutation(record: consume r)
             live[MutationKey(m.record.id)] = m
             // Old values first (the overlay's, or the confirmed record: only the records pending
             // mutations touch are read, O(pending)), then the chain grows.
-            if let op = single {
+            if m.record.ops.count == 1 {
                 // Most mutations have one op: no arrays of results and old values.
-                let c = collection(op.collection)
-                // Read in bulk above, not cached: the overlay holds the key's value from here on.
-                let old: Record?
-                if let i = c.overlay.index(forKey: op.key) { old = c.overlay.values[i] } else {
-                    old = confirmed[op.collection]?[op.key]
+                let op = m.record.ops[0]
+                if last == nil || last!.state.name != op.collection {
+                    last = (collection(op.collection), confirmed[op.collection] ?? [:])
                 }
-                let value: Record?
-                switch op.apply(to: old) {
-                case .success(let n): value = n
-                case .failure: value = old  // the re-application rule: an op that no longer applies is skipped
-                }
-                c.chains[op.key, default: PendingChain()].append(m.record.id)
-                setVisible(c, op.key, value, old: old, mergingIndex: false)
+                fold(op, of: m.record.id, into: last!.state, confirmed: last!.confirmed)
             } else {
                 let results = try evaluate(m.record.ops, on: { (c, k) throws(OptimistError) in try readVisible(c, k) }, skipFailing: true)
                 var olds = [Record?]()
@@ -100,7 +95,7 @@ extension Engine {
                 }
                 for (i, (c, key, value)) in results.enumerated() { setVisible(c, key, value, old: olds[i], mergingIndex: false) }
             }
-            if m.record.status == .pending { due.append(DueEntry(m.record)) }
+            if m.record.status == .pending { due.append(DueEntry(id: m.record.id, queuePosition: m.record.queuePosition)) }
             if let k = m.record.dedupeKey { dedupe[k] = m.record.id }
         }
         // The key indexes were filled without their step-by-step merges: one merge each that
@@ -120,31 +115,71 @@ extension Engine {
         storage.endCall()
     }
 
-    /// The confirmed records of the keys that one-op mutations touch (the others read
-    /// theirs as they fold), by collection, read in bulk and without filling the cache.
-    private func confirmedRecords(touchedBy mutations: [MutationRecord]) throws(OptimistError) -> [Key: [Key: Record]] {
-        var keys: [Key: [Key]] = [:]
-        for r in mutations where r.ops.count == 1 && !r.status.isEnded {
-            keys[r.ops[0].collection, default: []].append(r.ops[0].key)
+    /// `op`, the only op of mutation `id`, folded onto its key: ``setVisible(_:_:_:old:mergingIndex:)``
+    /// for a key whose chain was just extended, with its overlay entry found once.
+    /// `confirmed`: the collection's records read in bulk (not cached: from here on the overlay
+    /// holds the key's value).
+    private func fold(_ op: Op, of id: MutationID, into c: CollectionState, confirmed: [Key: Record]) {
+        let key = op.key
+        let found = c.overlay.index(forKey: key)
+        let old: Record?
+        if let i = found { old = c.overlay.values[i] } else { old = confirmed[key] }
+        let value: Record?
+        switch op.apply(to: old) {
+        case .success(let n): value = n
+        case .failure: value = old  // the re-application rule: an op that no longer applies is skipped
         }
+        c.chains[key, default: PendingChain()].append(id)
+        for v in c.views { v.update(key: key, old: old, new: value) }
+        if let i = found {
+            c.overlay.values[i] = value
+        } else {
+            c.overlay.updateValue(value, forKey: key)
+            c.index.insert(key)  // merged once, after the fold
+        }
+    }
+
+    /// What the live mutations touch, by collection: how many ops (to size the collection's
+    /// dictionaries) and the keys of the one-op mutations (whose confirmed records are read in
+    /// bulk; the others read theirs as they fold).
+    private static func touchedKeys(_ mutations: [MutationRecord]) -> [Key: (ops: Int, singles: [Key])] {
+        var out: [Key: (ops: Int, singles: [Key])] = [:]
+        // Runs of mutations on one collection are counted before they are added in.
+        var run: (collection: Key, ops: Int, singles: [Key])?
+        for i in mutations.indices where !mutations[i].status.isEnded {
+            let n = mutations[i].ops.count
+            for j in 0..<n {
+                let collection = mutations[i].ops[j].collection
+                if run == nil || run!.collection != collection {
+                    if let r = run { out[r.collection, default: (0, [])].ops += r.ops; out[r.collection]!.singles += r.singles }
+                    run = (collection, 0, [])
+                }
+                run!.ops += 1
+                if n == 1 { run!.singles.append(mutations[i].ops[0].key) }
+            }
+        }
+        if let r = run { out[r.collection, default: (0, [])].ops += r.ops; out[r.collection]!.singles += r.singles }
+        return out
+    }
+
+    /// The confirmed records of the keys that one-op mutations touch, by collection, read in
+    /// bulk and without filling the cache.
+    private func confirmedRecords(of touched: [Key: (ops: Int, singles: [Key])]) throws(OptimistError) -> [Key: [Key: Record]] {
         var out: [Key: [Key: Record]] = [:]
-        for (collection, list) in keys { out[collection] = try storage.uncachedRecords(collection, list) }
+        for (collection, t) in touched where !t.singles.isEmpty {
+            out[collection] = try storage.uncachedRecords(collection, t.singles)
+        }
         return out
     }
 
     /// Sizes each collection's chains and overlay for the ops about to be folded (an upper
     /// bound: ops on one key count once each), so 100k restored keys are not rehashed ~17
     /// times as the dictionaries double.
-    private func reserveOverlay(for mutations: [MutationRecord]) {
-        guard mutations.count > 64 else { return }
-        var ops: [Key: Int] = [:]
-        for r in mutations where !r.status.isEnded {
-            for op in r.ops { ops[op.collection, default: 0] += 1 }
-        }
-        for (name, n) in ops {
+    private func reserveOverlay(for touched: [Key: (ops: Int, singles: [Key])]) {
+        for (name, t) in touched where t.ops > 64 {
             let c = collection(name)
-            c.chains.reserveCapacity(c.chains.count + n)
-            c.overlay.reserveCapacity(c.overlay.count + n)
+            c.chains.reserveCapacity(c.chains.count + t.ops)
+            c.overlay.reserveCapacity(c.overlay.count + t.ops)
         }
     }
 }

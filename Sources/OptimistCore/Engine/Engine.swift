@@ -22,10 +22,12 @@ struct DueEntry: Comparable {
     var fresh: Bool
     var id: MutationID
 
-    init(_ r: MutationRecord) {
-        position = r.queuePosition
-        fresh = r.queuePosition == r.id
-        id = r.id
+    init(_ r: MutationRecord) { self.init(id: r.id, queuePosition: r.queuePosition) }
+
+    init(id: MutationID, queuePosition: UInt64) {
+        position = queuePosition
+        fresh = queuePosition == id
+        self.id = id
     }
 
     static func < (a: DueEntry, b: DueEntry) -> Bool {

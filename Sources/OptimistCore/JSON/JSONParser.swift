@@ -91,9 +91,9 @@ public struct JSONParser {
     mutating func object(depth: Int) throws(Failure) -> JSON {
         if depth > Self.maxDepth { throw fail("nesting too deep") }
         i += 1
-        // Built in place, with room for 12 members so most records never rehash (gathering
-        // members in an array first and sizing the dictionary exactly cost more: callgrind).
-        var members = emptyRecordWithRoom
+        // Built in place, with room for 6 members (see ``emptySmallRecord``; gathering members
+        // in an array first and sizing the dictionary exactly cost more: callgrind).
+        var members = emptySmallRecord
         skipSpace()
         if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; return .object([:]) }
         while true {
