@@ -6,15 +6,20 @@ import OptimistCore
 ///
 /// Values are parsed straight from SQLite's buffers. Anything that does not decode (bad JSON,
 /// an unknown status, an ended chunk of the wrong size) means the file is damaged: `CORRUPT`,
-/// never a half-loaded store.
+/// never a half-loaded store (a damaged mutation row fails the store's restore, which reads
+/// the mutations).
 enum SnapshotLoader {
-    static func load(_ c: Connection) throws(OptimistError) -> StoreSnapshot {
+    /// Loads what `c` holds, with the live mutations to come from `mutations`, which reads
+    /// them meanwhile.
+    static func load(_ c: Connection, mutations: MutationLoader) throws(OptimistError) -> StoreSnapshot {
         try c.exec("BEGIN")
         defer { try? c.exec("COMMIT") }
 
         let meta = try c.prepare("SELECT client_id, next_mutation_id, sync_cursor FROM meta WHERE one = 1")
         guard try meta.step(), let clientID = meta.text(0) else { throw .corrupt("store file has no meta row") }
         var snapshot = StoreSnapshot(clientID: clientID, nextID: MutationID(bitPattern: meta.int64(1)), syncCursor: meta.text(2))
+        // The live mutations are read while the store folds them (see ``MutationLoader``).
+        snapshot.stream = mutations
 
         // Confirmed records stay in the file (``SQLiteStorage`` reads them on demand); views
         // come with their values over them.
@@ -27,30 +32,6 @@ enum SnapshotLoader {
             }
             snapshot.views.append(ViewDefinition(name: name, collection: Key(views.text(1) ?? ""), prefix: Key(views.text(2) ?? ""),
                                                  kind: kind, confirmedValue: views.double(4)))
-        }
-
-        // Each row's ops are parsed straight from SQLite's buffer as it is read, on this
-        // thread. Parsing on several threads was slower on a 2-core machine (reopen with 100k
-        // pending, open to close: 405-434 ms in parallel, 377-385 ms on one thread, three
-        // alternating runs each): each new thread gets a fresh malloc arena, so its records
-        // land on never-touched pages, and the fold and the close that follow touch them
-        // from another thread.
-        let mutations = try c.prepare("""
-            SELECT id, ops, status, attempts, next_attempt_ms, dedupe_key, policy, last_error, retry, queue_position
-            FROM mutations ORDER BY id
-            """)
-        while try mutations.step() {
-            let id = MutationID(bitPattern: mutations.int64(0))
-            guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: mutations.int64(2))), !status.isEnded,
-                  let policy = FailurePolicy(rawValue: Int32(truncatingIfNeeded: mutations.int64(6))) else {
-                throw .corrupt("mutation \(id) has an unknown status or policy")
-            }
-            let ops = try mutations.withBytes(1) { (text) throws(OptimistError) in try StoredOps.decode(text, id: id) }
-            snapshot.mutations.append(MutationRecord(
-                id: id, ops: ops, status: status, attempts: Int(mutations.int64(3)),
-                nextAttemptAt: mutations.int64(4), dedupeKey: mutations.text(5), policy: policy,
-                lastError: mutations.text(7), retry: Int(mutations.int64(8)),
-                queuePosition: mutations.isNull(9) ? nil : MutationID(bitPattern: mutations.int64(9))))
         }
 
         // Ended statuses: 2-bit codes in chunks of ids (see ``EndedChunks``), in id order.
@@ -69,4 +50,24 @@ enum SnapshotLoader {
         return snapshot
     }
 
+    static let mutationsQuery = """
+        SELECT id, ops, status, attempts, next_attempt_ms, dedupe_key, policy, last_error, retry, queue_position
+        FROM mutations ORDER BY id
+        """
+
+    /// The mutation in `row` of ``mutationsQuery``. Its ops are parsed straight from SQLite's
+    /// buffer; a row that does not decode (bad JSON, an unknown status) is `CORRUPT`.
+    static func mutation(_ row: Statement) throws(OptimistError) -> MutationRecord {
+        let id = MutationID(bitPattern: row.int64(0))
+        guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: row.int64(2))), !status.isEnded,
+              let policy = FailurePolicy(rawValue: Int32(truncatingIfNeeded: row.int64(6))) else {
+            throw .corrupt("mutation \(id) has an unknown status or policy")
+        }
+        let ops = try row.withBytes(1) { (text) throws(OptimistError) in try StoredOps.decode(text, id: id) }
+        return MutationRecord(
+            id: id, ops: ops, status: status, attempts: Int(row.int64(3)),
+            nextAttemptAt: row.int64(4), dedupeKey: row.text(5), policy: policy,
+            lastError: row.text(7), retry: Int(row.int64(8)),
+            queuePosition: row.isNull(9) ? nil : MutationID(bitPattern: row.int64(9)))
+    }
 }

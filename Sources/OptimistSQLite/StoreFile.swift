@@ -53,7 +53,10 @@ public enum SQLiteStoreFile {
                 PRAGMA mmap_size = 1073741824
                 """)
             try markOpen(c)
-            let snapshot = try SnapshotLoader.load(c)
+            // The live mutations are read as the store folds them, through a connection of
+            // their own (the loader's from here on: it closes it).
+            let mutations = MutationLoader(connection: try Connection(path: path, vfs: vfs))
+            let snapshot = try SnapshotLoader.load(c, mutations: mutations)
             // Records are read on demand through their own connection: the file is
             // memory-mapped (up to 1 GiB), so a read that misses the store's cache costs no
             // system call, and the pages it touches are the kernel's clean file pages

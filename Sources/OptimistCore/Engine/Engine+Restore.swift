@@ -17,6 +17,9 @@ public struct StoreSnapshot: Sendable {
     public var syncCursor: String?
     /// The views, with their values over the confirmed records.
     public var views: [ViewDefinition] = []
+    /// Live mutations still to be read, after ``mutations`` (a store file's, read as the
+    /// store folds them).
+    package var stream: (any MutationStream)?
 
     public init(clientID: String, nextID: MutationID = 1,
                 confirmed: [(collection: Key, key: Key, value: Record)] = [],
@@ -30,6 +33,18 @@ public struct StoreSnapshot: Sendable {
         self.loaded = loaded
         self.syncCursor = syncCursor
     }
+}
+
+/// Live mutations a store file reads as the store restores itself (see
+/// ``StoreSnapshot/stream``): the store folds them on a thread of its own while the loader
+/// reads the next ones on the caller's.
+package protocol MutationStream: AnyObject, Sendable {
+    /// Reads every live mutation, in id order, handing each to `take`; stops early when
+    /// `take` returns false. First tells `expecting` how many there are (to size tables once).
+    /// Reads once: a second call reads nothing.
+    ///
+    /// - Throws: what stopped the reading (`.corrupt` for a damaged row, `.io`).
+    func read(expecting: (Int) -> Void, _ take: (MutationRecord) -> Bool) throws(OptimistError)
 }
 
 extension Engine {
@@ -51,40 +66,82 @@ extension Engine {
             views[Key(d.name)] = v
         }
         // The records are moved out of the snapshot, not copied (a copy retains its ops and
-        // strings, released again with the snapshot). They are read in place below (by index,
-        // not `for r in`, which copies each record: ~5 retains and releases apiece).
+        // strings, released again with the snapshot), in id order.
         var records = [MutationRecord]()
         swap(&records, &s.mutations)
-        var maxID: MutationID = 0
-        live.reserveCapacity(records.count)
-        due.reserveCapacity(records.count)
-        let touched = Self.touchedKeys(records)
-        reserveOverlay(for: touched)
-        let confirmed = try confirmedRecords(of: touched)
-        // Folded in id order (loaders hand them over in it; sorted only when one did not),
-        // taken from the end of the array so that each is moved out.
+        var fold = Fold()
         if records.indices.dropFirst().allSatisfy({ records[$0 - 1].id < records[$0].id }) {
             records.withUnsafeMutableBufferPointer { $0.reverse() }  // moves (Array's own reverse copies)
         } else {
             records.sort(by: { $0.id > $1.id })
         }
-        // Most mutations touch the collection the one before touched: its state is kept at hand.
+        var given = [LiveMutation]()
+        given.reserveCapacity(records.count)
+        while let r = records.popLast() {
+            if let m = fold.live(r) { given.append(m) }
+        }
+        try restore(given, &fold, expecting: given.count)
+        if let stream = s.stream { try restore(from: stream, &fold) }
+        // The key indexes were filled without their step-by-step merges: one merge each that
+        // needs one (a smaller buffer waits for the next scan, as after any insert).
+        for c in collections.values where c.index.needsMerge {
+            c.index.prepare(contains: { c.overlay[$0] != nil })
+        }
+        for (id, status) in s.ended {
+            fold.maxID = max(fold.maxID, id)
+            ended.insert(id, status)
+        }
+        for (coll, range) in s.loaded { freshness[coll, default: Freshness()].mark(range) }
+        // Retried mutations sit after the others; the loader's id order is not send order.
+        if due.count > 1 && !zip(due, due.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { due.sort() }
+        syncCursor = s.syncCursor
+        nextID = max(s.nextID, fold.maxID + 1)
+        storage.endCall()
+    }
+
+    /// What the fold carries from one chunk of mutations to the next.
+    struct Fold {
+        /// The highest id seen, ended mutations' included.
+        var maxID: MutationID = 0
+        /// Mutations folded so far.
+        var count = 0
+        /// Most mutations touch the collection the one before touched: its state is kept at hand.
         var last: (state: CollectionState, confirmed: [Key: Record])?
-        while var r = records.popLast() {
+
+        /// `r` as a live mutation (an inflight one comes back pending), or nil when it ended.
+        mutating func live(_ r: consuming MutationRecord) -> LiveMutation? {
+            var r = r
             maxID = max(maxID, r.id)
             if r.status == .inflight { r.status = .pending }
-            guard !r.status.isEnded else { continue }
-            let m = LiveMutation(record: consume r)
+            guard !r.status.isEnded else { return nil }
+            return LiveMutation(record: r)
+        }
+    }
+
+    /// Folds `mutations` (live, in id order; a chunk or all of them) onto the engine.
+    /// `expected`: how many the restore folds in all, to size the collections' tables once.
+    private func restore(_ mutations: [LiveMutation], _ fold: inout Fold, expecting expected: Int) throws(OptimistError) {
+        guard !mutations.isEmpty else { return }
+        live.reserveCapacity(max(live.count + mutations.count, expected))  // a table's room grows by doubling
+        if due.capacity < due.count + mutations.count {
+            due.reserveCapacity(max(expected, 2 * due.capacity, due.count + mutations.count))
+        }
+        let touched = Self.touchedKeys(mutations)
+        reserveOverlay(for: touched, share: Double(max(expected - fold.count, mutations.count)) / Double(mutations.count))
+        fold.count += mutations.count
+        let confirmed = try confirmedRecords(of: touched)
+        fold.last = nil  // its confirmed records are this chunk's
+        for m in mutations {
             live[MutationKey(m.record.id)] = m
             // Old values first (the overlay's, or the confirmed record: only the records pending
             // mutations touch are read, O(pending)), then the chain grows.
             if m.record.ops.count == 1 {
                 // Most mutations have one op: no arrays of results and old values.
                 let op = m.record.ops[0]
-                if last == nil || last!.state.name != op.collection {
-                    last = (collection(op.collection), confirmed[op.collection] ?? [:])
+                if fold.last == nil || fold.last!.state.name != op.collection {
+                    fold.last = (collection(op.collection), confirmed[op.collection] ?? [:])
                 }
-                fold(op, of: m.record.id, into: last!.state, confirmed: last!.confirmed)
+                self.fold(op, of: m.record.id, into: fold.last!.state, confirmed: fold.last!.confirmed)
             } else {
                 let results = try evaluate(m.record.ops, on: { (c, k) throws(OptimistError) in try readVisible(c, k) }, skipFailing: true)
                 var olds = [Record?]()
@@ -98,21 +155,42 @@ extension Engine {
             if m.record.status == .pending { due.append(DueEntry(id: m.record.id, queuePosition: m.record.queuePosition)) }
             if let k = m.record.dedupeKey { dedupe[k] = m.record.id }
         }
-        // The key indexes were filled without their step-by-step merges: one merge each that
-        // needs one (a smaller buffer waits for the next scan, as after any insert).
-        for c in collections.values where c.index.needsMerge {
-            c.index.prepare(contains: { c.overlay[$0] != nil })
+    }
+
+    /// Folds what `stream` reads: the caller's thread reads the rows, parses them and makes
+    /// each a ``LiveMutation``; a thread of its own folds them, a chunk at a time, into the
+    /// engine (which only that thread touches meanwhile). On two cores the two halves of a
+    /// reopen overlap. Reading on the caller's thread keeps the records (most of the bytes) in
+    /// its malloc arena, where a closed store's memory is reused; a new thread's arena is
+    /// given back to the system when freed, and filling it again page by page cost the
+    /// folding thread ~7k page faults per 100k pending in an early version (`perf stat`).
+    private func restore(from stream: any MutationStream, _ fold: inout Fold) throws(OptimistError) {
+        var expected = 0
+        var chunk = [LiveMutation]()
+        var state = fold
+        fold.maxID = 0  // the reader's; the folder's state comes back after the join
+        let folder = ChunkFolder { [unowned self] (mutations) throws(OptimistError) in
+            try self.restore(mutations, &state, expecting: expected)
         }
-        for (id, status) in s.ended {
-            maxID = max(maxID, id)
-            ended.insert(id, status)
+        var readError: OptimistError?
+        do {
+            try stream.read(expecting: { n in expected = state.count + n }) { record in
+                guard let m = fold.live(record) else { return true }
+                chunk.append(m)
+                guard chunk.count == ChunkFolder.chunkSize else { return true }
+                defer { chunk = [] }
+                return folder.hand(chunk)
+            }
+            if !chunk.isEmpty { _ = folder.hand(chunk) }
+        } catch {
+            readError = error
         }
-        for (coll, range) in s.loaded { freshness[coll, default: Freshness()].mark(range) }
-        // Retried mutations sit after the others; the loader's id order is not send order.
-        if due.count > 1 && !zip(due, due.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { due.sort() }
-        syncCursor = s.syncCursor
-        nextID = max(s.nextID, maxID + 1)
-        storage.endCall()
+        // The folder's failure (a storage read) is the one to report: it stopped the reading.
+        try folder.finish()
+        if let readError { throw readError }
+        let maxID = fold.maxID
+        fold = state
+        fold.maxID = max(fold.maxID, maxID)
     }
 
     /// `op`, the only op of mutation `id`, folded onto its key: ``setVisible(_:_:_:old:mergingIndex:)``
@@ -142,20 +220,20 @@ extension Engine {
     /// What the live mutations touch, by collection: how many ops (to size the collection's
     /// dictionaries) and the keys of the one-op mutations (whose confirmed records are read in
     /// bulk; the others read theirs as they fold).
-    private static func touchedKeys(_ mutations: [MutationRecord]) -> [Key: (ops: Int, singles: [Key])] {
+    private static func touchedKeys(_ mutations: [LiveMutation]) -> [Key: (ops: Int, singles: [Key])] {
         var out: [Key: (ops: Int, singles: [Key])] = [:]
         // Runs of mutations on one collection are counted before they are added in.
         var run: (collection: Key, ops: Int, singles: [Key])?
-        for i in mutations.indices where !mutations[i].status.isEnded {
-            let n = mutations[i].ops.count
+        for m in mutations {
+            let n = m.record.ops.count
             for j in 0..<n {
-                let collection = mutations[i].ops[j].collection
+                let collection = m.record.ops[j].collection
                 if run == nil || run!.collection != collection {
                     if let r = run { out[r.collection, default: (0, [])].ops += r.ops; out[r.collection]!.singles += r.singles }
                     run = (collection, 0, [])
                 }
                 run!.ops += 1
-                if n == 1 { run!.singles.append(mutations[i].ops[0].key) }
+                if n == 1 { run!.singles.append(m.record.ops[0].key) }
             }
         }
         if let r = run { out[r.collection, default: (0, [])].ops += r.ops; out[r.collection]!.singles += r.singles }
@@ -172,14 +250,18 @@ extension Engine {
         return out
     }
 
-    /// Sizes each collection's chains and overlay for the ops about to be folded (an upper
-    /// bound: ops on one key count once each), so 100k restored keys are not rehashed ~17
-    /// times as the dictionaries double.
-    private func reserveOverlay(for touched: [Key: (ops: Int, singles: [Key])]) {
-        for (name, t) in touched where t.ops > 64 {
+    /// Sizes each collection's chains and overlay for the ops about to be folded and, by
+    /// `share` (mutations still to fold per mutation of this chunk), for those to come: an
+    /// upper bound (ops on one key count once each), so 100k restored keys are not rehashed
+    /// ~17 times as the dictionaries double.
+    private func reserveOverlay(for touched: [Key: (ops: Int, singles: [Key])], share: Double) {
+        for (name, t) in touched {
             let c = collection(name)
-            c.chains.reserveCapacity(c.chains.count + t.ops)
-            c.overlay.reserveCapacity(c.overlay.count + t.ops)
+            let needed = c.overlay.count + t.ops
+            guard needed > c.overlay.capacity || c.chains.count + t.ops > c.chains.capacity else { continue }
+            let room = max(needed, c.overlay.count + Int(Double(t.ops) * share), 2 * c.overlay.capacity)
+            c.chains.reserveCapacity(room)
+            c.overlay.reserveCapacity(room)
         }
     }
 }
