@@ -7,8 +7,9 @@ import OptimistSQLite
 /// phases of a reopen timed apart. Prints a line of medians on stderr; nothing on stdout.
 ///
 /// - `reopen`: a store file with 100k pending mutations; open, pendingCount and close timed
-///   apart (5 times), after 5 opens with their two phases timed apart: loading the file
-///   (`SQLiteStoreFile.open`) and rebuilding the engine from it (`Store(restoring:)`).
+///   apart (5 times), after 5 opens with their two phases timed apart: opening the file
+///   (`SQLiteStoreFile.open`: meta, views, ended ids) and restoring the store from it
+///   (`Store(restoring:)`, which reads the mutations while another thread folds them).
 /// - `get-miss`: random gets on a 1M-record store file (built once in DIR);
 /// - `tap-1m`: the storage bench's tap on that file;
 /// - `mutate-new`, `commit`, `apply`: 20k calls on a file-backed store of 1k records.
@@ -50,7 +51,7 @@ enum Probe {
             loads.append(t1 - t0); restores.append(t2 - t1)
             try s0.close()
         }
-        note("probe reopen: load \(Summary(ns: loads).median / 1000) ms, restore \(Summary(ns: restores).median / 1000) ms")
+        note("probe reopen: file \(Summary(ns: loads).median / 1000) ms, restore (mutations read and folded) \(Summary(ns: restores).median / 1000) ms")
         for _ in 0..<5 {
             var s: Store?
             opens.append(try timeNs { s = try Store.open(path: path) })

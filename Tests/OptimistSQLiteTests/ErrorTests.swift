@@ -84,6 +84,26 @@ func readAll(_ path: String) -> [UInt8] {
         }
     }
 
+    /// A damaged mutation far into the file (its fourth chunk, read while the first ones are
+    /// folded on another thread) still fails the whole open with CORRUPT, leaves the file as it
+    /// was and free: once the row is mended, the store opens with every mutation.
+    @Test func aDamagedMutationLateInTheFileIsCorrupt() throws {
+        let dir = TempDir()
+        let path = dir.file("late.db")
+        try withStore(path) { s throws in
+            for i in 0..<15_000 { try s.mutate([.put(collection: "c", key: Key("k\(i)"), value: ["i": .number(Double(i))])]) }
+        }
+        makeSQLite(path, "UPDATE mutations SET ops = 'not json' WHERE id = (SELECT id FROM mutations ORDER BY id LIMIT 1 OFFSET 14000)")
+        #expect(code { _ = try Store.open(path: path) } == Self.corrupt)
+        #expect(code { _ = try Store.open(path: path) } == Self.corrupt)   // not BUSY: the failed open let go
+        makeSQLite(path, "DELETE FROM mutations WHERE ops = 'not json'")
+        try withStore(path) { s throws in
+            #expect(try s.pendingCount() == 14_999)
+            #expect(try s.get("c", "k14999") == ["i": 14_999])
+            #expect(try s.get("c", "k14000") == nil)
+        }
+    }
+
     @Test func damagedPagesAreCorrupt() throws {
         let dir = TempDir()
         let path = dir.file("pages.db")
