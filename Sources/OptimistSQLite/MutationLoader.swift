@@ -1,31 +1,69 @@
 import OptimistCore
 
-/// A store file's live mutations, read when the store restores itself (``MutationStream``):
-/// the store folds them on a thread of its own while this reads the next ones, so that on two
-/// cores a reopen with many pending overlaps reading and parsing the rows (about half of the
-/// open) with the fold (the other half).
+/// A store file's live mutations, read while the store restores itself (``MutationStream``):
+/// one thread reads the rows (``count()``, ``readRows(into:limit:)``), another parses them
+/// (``decode(_:_:)``), so that on two cores a reopen with many pending overlaps its halves.
 ///
-/// It reads through a connection of its own (its first ``read(expecting:_:)`` closes it), in
-/// one read transaction. A row that does not decode ends the read with `CORRUPT`.
+/// The rows are read through a connection of its own, in one read transaction, which is closed
+/// once the last row is read (or when the loader goes away). A row that does not decode is
+/// `CORRUPT`.
 final class MutationLoader: MutationStream, @unchecked Sendable {
     private var connection: Connection?
+    private var rows: Statement?
 
     /// The loader owns `connection` from here on.
     init(connection: Connection) { self.connection = connection }
 
-    deinit { connection?.close() }
+    deinit { end() }
 
-    func read(expecting: (Int) -> Void, _ take: (MutationRecord) -> Bool) throws(OptimistError) {
+    func count() throws(OptimistError) -> Int {
+        guard let c = connection else { return 0 }
+        try c.exec("PRAGMA cache_size = -2000; PRAGMA mmap_size = 1073741824; BEGIN")
+        rows = try c.prepare(SnapshotLoader.mutationsQuery)
+        return Int(try c.scalarInt("SELECT count(*) FROM mutations"))
+    }
+
+    func readRows(into out: inout StoredMutations, limit: Int) throws(OptimistError) -> Bool {
+        out.removeAll()
+        guard let s = rows else { return false }
+        while out.rows.count < limit {
+            guard try s.step() else {
+                end()
+                return false
+            }
+            let start = out.bytes.count
+            try s.withBytes(1) { out.bytes.append(contentsOf: $0) }
+            out.rows.append(StoredMutations.Row(
+                id: MutationID(bitPattern: s.int64(0)), status: s.int64(2), attempts: s.int64(3),
+                nextAttemptAt: s.int64(4), dedupeKey: s.text(5), policy: s.int64(6), lastError: s.text(7),
+                retry: s.int64(8), queuePosition: s.isNull(9) ? nil : UInt64(bitPattern: s.int64(9)),
+                ops: start..<out.bytes.count))
+        }
+        return true
+    }
+
+    func decode(_ stored: borrowing StoredMutations, _ take: (MutationRecord) -> Void) throws(OptimistError) {
+        try stored.bytes.withUnsafeBufferPointer { (all) throws(OptimistError) in
+            for row in stored.rows {
+                let id = row.id
+                guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: row.status)), !status.isEnded,
+                      let policy = FailurePolicy(rawValue: Int32(truncatingIfNeeded: row.policy)) else {
+                    throw .corrupt("mutation \(id) has an unknown status or policy")
+                }
+                let ops = try StoredOps.decode(UnsafeBufferPointer(rebasing: all[row.ops]), id: id)
+                take(MutationRecord(id: id, ops: ops, status: status, attempts: Int(row.attempts),
+                                    nextAttemptAt: row.nextAttemptAt, dedupeKey: row.dedupeKey, policy: policy,
+                                    lastError: row.lastError, retry: Int(row.retry), queuePosition: row.queuePosition))
+            }
+        }
+    }
+
+    /// Ends the read transaction and closes the connection (idempotent).
+    private func end() {
+        rows = nil
         guard let c = connection else { return }
         connection = nil
-        defer { c.close() }
-        try c.exec("PRAGMA cache_size = -2000; PRAGMA mmap_size = 1073741824; BEGIN")
-        defer { try? c.exec("COMMIT") }
-        // The count sizes the store's tables once (and maps pages the scan reads anyway).
-        expecting(Int(try c.scalarInt("SELECT count(*) FROM mutations")))
-        let rows = try c.prepare(SnapshotLoader.mutationsQuery)
-        while try rows.step() {
-            guard take(try SnapshotLoader.mutation(rows)) else { return }
-        }
+        try? c.exec("COMMIT")
+        c.close()
     }
 }

@@ -54,20 +54,4 @@ enum SnapshotLoader {
         SELECT id, ops, status, attempts, next_attempt_ms, dedupe_key, policy, last_error, retry, queue_position
         FROM mutations ORDER BY id
         """
-
-    /// The mutation in `row` of ``mutationsQuery``. Its ops are parsed straight from SQLite's
-    /// buffer; a row that does not decode (bad JSON, an unknown status) is `CORRUPT`.
-    static func mutation(_ row: Statement) throws(OptimistError) -> MutationRecord {
-        let id = MutationID(bitPattern: row.int64(0))
-        guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: row.int64(2))), !status.isEnded,
-              let policy = FailurePolicy(rawValue: Int32(truncatingIfNeeded: row.int64(6))) else {
-            throw .corrupt("mutation \(id) has an unknown status or policy")
-        }
-        let ops = try row.withBytes(1) { (text) throws(OptimistError) in try StoredOps.decode(text, id: id) }
-        return MutationRecord(
-            id: id, ops: ops, status: status, attempts: Int(row.int64(3)),
-            nextAttemptAt: row.int64(4), dedupeKey: row.text(5), policy: policy,
-            lastError: row.text(7), retry: Int(row.int64(8)),
-            queuePosition: row.isNull(9) ? nil : MutationID(bitPattern: row.int64(9)))
-    }
 }

@@ -35,18 +35,6 @@ public struct StoreSnapshot: Sendable {
     }
 }
 
-/// Live mutations a store file reads as the store restores itself (see
-/// ``StoreSnapshot/stream``): the store folds them on a thread of its own while the loader
-/// reads the next ones on the caller's.
-package protocol MutationStream: AnyObject, Sendable {
-    /// Reads every live mutation, in id order, handing each to `take`; stops early when
-    /// `take` returns false. First tells `expecting` how many there are (to size tables once).
-    /// Reads once: a second call reads nothing.
-    ///
-    /// - Throws: what stopped the reading (`.corrupt` for a damaged row, `.io`).
-    func read(expecting: (Int) -> Void, _ take: (MutationRecord) -> Bool) throws(OptimistError)
-}
-
 extension Engine {
     /// Rebuilds `V = fold(P, C)` from a snapshot: views come back with their confirmed values,
     /// and each live mutation is folded onto the keys it touches (reading their confirmed
@@ -157,40 +145,35 @@ extension Engine {
         }
     }
 
-    /// Folds what `stream` reads: the caller's thread reads the rows, parses them and makes
-    /// each a ``LiveMutation``; a thread of its own folds them, a chunk at a time, into the
-    /// engine (which only that thread touches meanwhile). On two cores the two halves of a
-    /// reopen overlap. Reading on the caller's thread keeps the records (most of the bytes) in
-    /// its malloc arena, where a closed store's memory is reused; a new thread's arena is
-    /// given back to the system when freed, and filling it again page by page cost the
-    /// folding thread ~7k page faults per 100k pending in an early version (`perf stat`).
+    /// Folds what `stream` reads: a thread of its own reads the rows and folds them into the
+    /// engine (which only it touches meanwhile), while the caller's thread parses them into
+    /// live mutations, a chunk at a time (see ``ChunkFolder``). On two cores the halves of a
+    /// reopen overlap.
     private func restore(from stream: any MutationStream, _ fold: inout Fold) throws(OptimistError) {
-        var expected = 0
-        var chunk = [LiveMutation]()
         var state = fold
-        fold.maxID = 0  // the reader's; the folder's state comes back after the join
-        let folder = ChunkFolder { [unowned self] (mutations) throws(OptimistError) in
-            try self.restore(mutations, &state, expecting: expected)
+        let before = fold.count
+        let folder = ChunkFolder(stream) { [unowned self] (mutations, expected) throws(OptimistError) in
+            try self.restore(mutations, &state, expecting: before + expected)
         }
-        var readError: OptimistError?
-        do {
-            try stream.read(expecting: { n in expected = state.count + n }) { record in
-                guard let m = fold.live(record) else { return true }
-                chunk.append(m)
-                guard chunk.count == ChunkFolder.chunkSize else { return true }
-                defer { chunk = [] }
-                return folder.hand(chunk)
+        var parsing = Fold()  // the ids seen, on this thread
+        var decodeError: OptimistError?
+        while var rows = folder.nextRows() {
+            var chunk = [LiveMutation]()
+            chunk.reserveCapacity(rows.rows.count)
+            do {
+                try stream.decode(rows) { r in if let m = parsing.live(r) { chunk.append(m) } }
+            } catch {
+                decodeError = error
+                folder.stop()
+                break
             }
-            if !chunk.isEmpty { _ = folder.hand(chunk) }
-        } catch {
-            readError = error
+            rows.removeAll()
+            folder.hand(chunk, rows: rows)
         }
-        // The folder's failure (a storage read) is the one to report: it stopped the reading.
         try folder.finish()
-        if let readError { throw readError }
-        let maxID = fold.maxID
+        if let decodeError { throw decodeError }
         fold = state
-        fold.maxID = max(fold.maxID, maxID)
+        fold.maxID = max(fold.maxID, parsing.maxID)
     }
 
     /// `op`, the only op of mutation `id`, folded onto its key: ``setVisible(_:_:_:old:mergingIndex:)``
