@@ -49,9 +49,10 @@ def main():
     lines.append(f"`Benchmarks/run --storage` (Benchmarks/Swift/Storage.swift): {n:,} habit logs, {json_mb:.0f} MB of JSON "
                  "(~109 B each). Memory is RSS from /proc/self/statm, measured in a fresh child process; open figures are "
                  "medians of 5 child processes. *before*: the same benchmark built on the design before storage issue 13 "
-                 "(every record parsed into memory at open; commit c941359), run in the same session on the same machine, "
-                 "alternating with *after* (before, after, after, before; each column shows its last run, and "
-                 "Benchmarks/results/storage*.jsonl keep both). The SQLite row times the query a miss runs, "
+                 "(every record parsed into memory at open; commit c941359), measured on 2026-11-22 on this machine "
+                 "(Benchmarks/results/storage-before.jsonl); *after*: the latest run (Benchmarks/results/storage.jsonl). "
+                 "The two runs are from different sessions, so the machine's speed differed: the SQLite row shows by how "
+                 "much. The SQLite row times the query a miss runs, "
                  "`SELECT value FROM records WHERE coll = ? AND key = ?`, through the C API alone on the same file, keys and "
                  "pragmas: the floor under the store's miss on this machine.")
     lines.append("")
