@@ -17,14 +17,14 @@ final class MutationLoader: MutationStream, @unchecked Sendable {
     deinit { end() }
 
     func count() throws(OptimistError) -> Int {
+        try begin()
         guard let c = connection else { return 0 }
-        try c.exec("PRAGMA cache_size = -2000; PRAGMA mmap_size = 1073741824; BEGIN")
-        rows = try c.prepare(SnapshotLoader.mutationsQuery)
         return Int(try c.scalarInt("SELECT count(*) FROM mutations"))
     }
 
     func readRows(into out: inout StoredMutations, limit: Int) throws(OptimistError) -> Bool {
         out.removeAll()
+        try begin()
         guard let s = rows else { return false }
         while out.rows.count < limit {
             guard try s.step() else {
@@ -56,6 +56,13 @@ final class MutationLoader: MutationStream, @unchecked Sendable {
                                     lastError: row.lastError, retry: Int(row.retry), queuePosition: row.queuePosition))
             }
         }
+    }
+
+    /// Starts the read transaction and the rows' statement, once.
+    private func begin() throws(OptimistError) {
+        guard rows == nil, let c = connection else { return }
+        try c.exec("PRAGMA cache_size = -2000; PRAGMA mmap_size = 1073741824; BEGIN")
+        rows = try c.prepare(SnapshotLoader.mutationsQuery)
     }
 
     /// Ends the read transaction and closes the connection (idempotent).

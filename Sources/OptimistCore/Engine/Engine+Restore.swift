@@ -42,7 +42,8 @@ extension Engine {
     /// that sent them is gone, so they are sent again (same client and mutation id, so the
     /// server can drop the duplicate).
     ///
-    /// - Throws: what the storage throws reading a record (`.io`, `.corrupt`).
+    /// - Throws: what the storage throws reading a record, or the snapshot's stream reading
+    ///   its mutations (`.io`, `.corrupt`).
     convenience init(restoring s: consuming StoreSnapshot, journaling: Bool, storage: any ConfirmedStorage) throws(OptimistError) {
         self.init(clientID: s.clientID, journaling: journaling, storage: storage)
         for (coll, key, value) in s.confirmed { storage.setRecord(coll, key, value) }
