@@ -36,11 +36,11 @@ static int sticky_run, healed_in_phase, reported_io, close_failed;
 static int view_defined, view_durable; /* the view "count": taken by the store, made durable */
 static unsigned long long runs, errors, lost_total, torn_total;
 /* Runs whose failing call no store call reported. Never one of optimist_open's own calls (it
- * runs them on the caller's thread, and must say IO); elsewhere it can be right: a close's own
- * bookkeeping (marking the file closed, the final checkpoint) is best effort and costs nothing
- * when it fails, and a background write that failed may be retried and go through before any
- * call asked (close's flush does that), with nothing lost. The I/O calls of each open are
- * noted to tell. */
+ * waits for all of them, its restore thread's reads of the mutations too, and must say IO);
+ * elsewhere it can be right: a close's own bookkeeping (marking the file closed, the final
+ * checkpoint) is best effort and costs nothing when it fails, and a background write that
+ * failed may be retried and go through before any call asked (close's flush does that), with
+ * nothing lost. The I/O calls of each open are noted to tell. */
 static unsigned long long silent;
 static unsigned long long open_from[4], open_to[4];
 static int nopens;
