@@ -4,6 +4,7 @@ import Glibc
 import Testing
 import Optimist
 import OptimistSQLite
+import OptimistCore
 
 /// Everything a store keeps survives close and reopen.
 @Suite struct RoundTripTests {
@@ -99,10 +100,14 @@ import OptimistSQLite
     }
 
     /// A reopen folds a file's mutations in chunks of 4,096, on a thread of its own while the
-    /// next chunk is read: 10,000 mutations (three chunks) of every kind, several on one key
+    /// next chunk is parsed: 10,000 mutations (three chunks) of every kind, several on one key
     /// across the chunks' borders, some touching two collections, some ended, must give back
-    /// exactly the state they left, views included.
-    @Test func manyChunksOfMutationsSurviveReopen() throws {
+    /// exactly the state they left, views included. Also without the thread (what a restore
+    /// does when none can be started): one after the other, as the switch is the process's.
+    @Test(.serialized, arguments: [false, true])
+    func manyChunksOfMutationsSurviveReopen(threadless: Bool) throws {
+        ChunkFolder.threadless.store(threadless, ordering: .relaxed)
+        defer { ChunkFolder.threadless.store(false, ordering: .relaxed) }
         let dir = TempDir()
         let path = dir.file("chunks.db")
         let s = try Store.open(path: path)

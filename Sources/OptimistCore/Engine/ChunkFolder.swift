@@ -1,4 +1,5 @@
 import OptimistThreads
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -19,7 +20,7 @@ import Darwin
 /// nothing (its buffers go round) and balances the fold against the parse.
 ///
 /// Without a thread (none could be started) the caller does all three in turn.
-final class ChunkFolder {
+package final class ChunkFolder {
     /// Mutations per chunk: the hand-over (a lock and a wake-up) costs nothing per mutation,
     /// and the parsing starts soon after the open.
     static let chunkSize = 4096
@@ -45,10 +46,13 @@ final class ChunkFolder {
     private var inlineCount: Int?
     private var inlineMore = true
 
+    /// Set by tests to restore without the thread, as when none can be started.
+    package static let threadless = Atomic<Bool>(false)
+
     init(_ stream: any MutationStream, fold: @escaping ([LiveMutation], Int) throws(OptimistError) -> Void) {
         self.stream = stream
         self.fold = fold
-        thread = startThread { [self] in work() }
+        if !Self.threadless.load(ordering: .relaxed) { thread = startThread { [self] in work() } }
     }
 
     /// The next rows to parse, or nil when there are no more (or the other half failed: then
