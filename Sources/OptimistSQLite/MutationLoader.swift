@@ -5,8 +5,8 @@ import OptimistCore
 /// (``decode(_:_:)``), so that on two cores a reopen with many pending overlaps its halves.
 ///
 /// The rows are read through a connection of its own, in one read transaction, which is closed
-/// once the last row is read (or when the loader goes away). A row that does not decode is
-/// `CORRUPT`.
+/// once the last row is read (or when the loader goes away). A row that does not decode (an
+/// unknown status or policy when it is read, its ops when they are parsed) is `CORRUPT`.
 final class MutationLoader: MutationStream, @unchecked Sendable {
     private var connection: Connection?
     private var rows: Statement?
@@ -31,29 +31,27 @@ final class MutationLoader: MutationStream, @unchecked Sendable {
                 end()
                 return false
             }
+            let id = MutationID(bitPattern: s.int64(0))
+            guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: s.int64(2))), !status.isEnded,
+                  let policy = FailurePolicy(rawValue: Int32(truncatingIfNeeded: s.int64(6))) else {
+                throw .corrupt("mutation \(id) has an unknown status or policy")
+            }
             let start = out.bytes.count
             try s.withBytes(1) { out.bytes.append(contentsOf: $0) }
-            out.rows.append(StoredMutations.Row(
-                id: MutationID(bitPattern: s.int64(0)), status: s.int64(2), attempts: s.int64(3),
-                nextAttemptAt: s.int64(4), dedupeKey: s.text(5), policy: s.int64(6), lastError: s.text(7),
-                retry: s.int64(8), queuePosition: s.isNull(9) ? nil : UInt64(bitPattern: s.int64(9)),
-                ops: start..<out.bytes.count))
+            out.rows.append((MutationRecord(
+                id: id, ops: [], status: status, attempts: Int(s.int64(3)), nextAttemptAt: s.int64(4),
+                dedupeKey: s.text(5), policy: policy, lastError: s.text(7), retry: Int(s.int64(8)),
+                queuePosition: s.isNull(9) ? nil : MutationID(bitPattern: s.int64(9))), start..<out.bytes.count))
         }
         return true
     }
 
     func decode(_ stored: borrowing StoredMutations, _ take: (MutationRecord) -> Void) throws(OptimistError) {
         try stored.bytes.withUnsafeBufferPointer { (all) throws(OptimistError) in
-            for row in stored.rows {
-                let id = row.id
-                guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: row.status)), !status.isEnded,
-                      let policy = FailurePolicy(rawValue: Int32(truncatingIfNeeded: row.policy)) else {
-                    throw .corrupt("mutation \(id) has an unknown status or policy")
-                }
-                let ops = try StoredOps.decode(UnsafeBufferPointer(rebasing: all[row.ops]), id: id)
-                take(MutationRecord(id: id, ops: ops, status: status, attempts: Int(row.attempts),
-                                    nextAttemptAt: row.nextAttemptAt, dedupeKey: row.dedupeKey, policy: policy,
-                                    lastError: row.lastError, retry: Int(row.retry), queuePosition: row.queuePosition))
+            for (mutation, ops) in stored.rows {
+                var m = mutation
+                m.ops = try StoredOps.decode(UnsafeBufferPointer(rebasing: all[ops]), id: m.id)
+                take(m)
             }
         }
     }
