@@ -91,17 +91,14 @@ final class BatchWriter {
     /// times faster than in hash order on a big batch), each encoded outside the gate.
     private func writeRecords(_ batch: JournalBatch) throws(OptimistError) {
         let c = connection
-        let rows = batch.records.count > 1
-            ? batch.records.sorted { ($0.key.collection, $0.key.key) < ($1.key.collection, $1.key.key) }
-            : Array(batch.records)
-        for (address, value) in rows {
+        for i in batch.recordsInKeyOrder() {
+            let (address, value) = batch.records[i]
             if let value {
                 let text = JSONWriter.bytes(value)
                 try c.serially { () throws(OptimistError) in
                     putRecord.bind(1, address.collection)
                     putRecord.bind(2, address.key)
-                    putRecord.bindText(3, bytes: text)
-                    try putRecord.run()
+                    try putRecord.run(text: text, at: 3)
                 }
             } else {
                 try c.serially { () throws(OptimistError) in
@@ -122,9 +119,11 @@ final class BatchWriter {
             sqlite3_bind_double(putView.stmt, 5, v.confirmedValue)
             try putView.run()
         }
-        for m in batch.mutations.values.sorted(by: { $0.id < $1.id }) {
+        // In id order; the ids are sorted, not the records (ten fields each, moved with their
+        // retains and releases by a sort: a fifth of the writer's time per mutation).
+        for id in batch.mutations.keys.sorted() {
+            let m = batch.mutations[id].unsafelyUnwrapped
             putMutation.bind(1, Int64(bitPattern: m.id))
-            putMutation.bindText(2, bytes: Op.encodedBytes(m.ops))
             putMutation.bind(3, Int64(m.status.rawValue))
             putMutation.bind(4, m.attempts)
             putMutation.bind(5, m.nextAttemptAt)
@@ -133,7 +132,7 @@ final class BatchWriter {
             putMutation.bind(8, m.lastError)
             putMutation.bind(9, m.retry)
             if m.queuePosition == m.id { putMutation.bindNull(10) } else { putMutation.bind(10, Int64(bitPattern: m.queuePosition)) }
-            try putMutation.run()
+            try putMutation.run(text: Op.encodedBytes(m.ops), at: 2)
         }
         try writeEnded(batch.endedInOrder ? batch.ended : batch.ended.sorted { $0.id < $1.id })
         if let cursor = batch.syncCursor {

@@ -55,3 +55,41 @@ struct JournalBatch {
         }
     }
 }
+
+extension JournalBatch {
+    /// The positions of ``records`` in (collection, key) byte order, for the writer's inserts.
+    ///
+    /// Sorting the records themselves (two keys and a value each) moved them with a retain and
+    /// release per string at every step: a third of the writer's time on a 100k-record server
+    /// batch. Here a sort item is a collection's rank and the key's first 16 bytes as two
+    /// integers (``Key/orderingHead``), which decide almost every comparison; only keys that
+    /// share their first 16 bytes are compared whole.
+    func recordsInKeyOrder() -> [Dictionary<RecordKey, Record?>.Index] {
+        struct Item {
+            var rank: Int
+            var head: (UInt64, UInt64)
+            var index: Dictionary<RecordKey, Record?>.Index
+        }
+        // A batch names few collections (usually one): rank them once, in byte order.
+        var names: [Key] = []
+        for a in records.keys where !names.contains(a.collection) { names.append(a.collection) }
+        names.sort()
+        var items: [Item] = []
+        items.reserveCapacity(records.count)
+        var i = records.startIndex
+        var last = (name: names.first, rank: 0)
+        while i != records.endIndex {
+            let a = records.keys[i]
+            if a.collection != last.name { last = (a.collection, names.firstIndex(of: a.collection).unsafelyUnwrapped) }
+            items.append(Item(rank: last.rank, head: a.key.orderingHead, index: i))
+            records.formIndex(after: &i)
+        }
+        items.sort { x, y in
+            if x.rank != y.rank { return x.rank < y.rank }
+            if x.head.0 != y.head.0 { return x.head.0 < y.head.0 }
+            if x.head.1 != y.head.1 { return x.head.1 < y.head.1 }
+            return records.keys[x.index].key < records.keys[y.index].key
+        }
+        return items.map(\.index)
+    }
+}

@@ -66,6 +66,23 @@ final class Statement {
         sqlite3_clear_bindings(stmt)
     }
 
+    /// Runs a statement whose every other parameter the caller bound for this row, with
+    /// `bytes` bound as TEXT at `i` without a copy: a row's biggest value (a record's or a
+    /// mutation's JSON), which SQLite would otherwise copy into a buffer of its own and free
+    /// again. The bytes are unbound before this returns (SQLite keeps only their address),
+    /// and the other bindings are not cleared: the next row binds them all again.
+    func run(text bytes: [UInt8], at i: Int32) throws(OptimistError) {
+        precondition(!bytes.isEmpty, "an empty buffer may have no address, which SQLite takes for NULL")
+        try bytes.withUnsafeBufferPointer { buf throws(OptimistError) in
+            buf.withMemoryRebound(to: CChar.self) { _ = sqlite3_bind_text(stmt, i, $0.baseAddress, Int32($0.count), nil) }
+            defer {
+                sqlite3_reset(stmt)
+                sqlite3_bind_null(stmt, i)
+            }
+            while try step() {}
+        }
+    }
+
     func int64(_ c: Int32) -> Int64 { sqlite3_column_int64(stmt, c) }
     func isNull(_ c: Int32) -> Bool { sqlite3_column_type(stmt, c) == SQLITE_NULL }
 

@@ -82,6 +82,26 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
 }
 
 /// Bytewise three-way comparison of two strings' UTF-8.
+extension Key {
+    /// The key's first 16 bytes as two big-endian integers, zero-padded: ordering keys by
+    /// these orders them bytewise, except keys whose first 16 bytes tie (then compare them
+    /// whole). For sorting many keys without reaching their bytes at every comparison.
+    package var orderingHead: (UInt64, UInt64) {
+        if let (w, _) = SmallString.asciiBits(string) {
+            // The flags byte (the last) is not a byte of the string: a short string has at most 15.
+            return (w.0.byteSwapped, (w.1 & 0x00FF_FFFF_FFFF_FFFF).byteSwapped)
+        }
+        var head: (UInt64, UInt64) = (0, 0)
+        var s = string
+        s.withUTF8 { bytes in
+            withUnsafeMutableBytes(of: &head) { out in
+                if let base = bytes.baseAddress { out.baseAddress!.copyMemory(from: base, byteCount: min(16, bytes.count)) }
+            }
+        }
+        return (head.0.bigEndian, head.1.bigEndian)
+    }
+}
+
 @inlinable package func compareBytes(_ a: String, _ b: String) -> Int {
     if let answer = SmallString.compare(a, b) { return answer }
     return withBytes(a, b) { x, y in
