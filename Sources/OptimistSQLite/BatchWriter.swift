@@ -96,9 +96,7 @@ final class BatchWriter {
             if let value {
                 let text = JSONWriter.bytes(value)
                 try c.serially { () throws(OptimistError) in
-                    putRecord.bind(1, address.collection)
-                    putRecord.bind(2, address.key)
-                    try putRecord.run(text: text, at: 3)
+                    try putRecord.run(text: address.collection.string, at: 1, address.key.string, at: 2, text, at: 3)
                 }
             } else {
                 try c.serially { () throws(OptimistError) in

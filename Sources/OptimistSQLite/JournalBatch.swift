@@ -7,13 +7,8 @@ import OptimistCore
 /// Entries are folded in the order the store produced them, so a batch always holds the
 /// state after some store call: a crash loses whole calls, never part of one.
 struct JournalBatch {
-    struct RecordKey: Hashable {
-        var collection: Key
-        var key: Key
-    }
-
     /// `nil` value: the confirmed record was deleted.
-    var records: [RecordKey: Record?] = [:]
+    var records: [RecordAddress: Record?] = [:]
     var mutations: [MutationID: MutationRecord] = [:]
     /// Ended mutations in the order they ended (a mutation ends once). Taps end ids in
     /// increasing order, so ``endedInOrder`` usually stays true and the writer groups them by
@@ -36,7 +31,7 @@ struct JournalBatch {
         for e in entries {
             switch e {
             case .confirmed(let c, let k, let v):
-                records[RecordKey(collection: c, key: k)] = .some(v)
+                records[RecordAddress(collection: c, key: k)] = .some(v)
             case .mutation(let m):
                 mutations[m.id] = m
                 maxID = max(maxID, m.id)
@@ -64,11 +59,11 @@ extension JournalBatch {
     /// batch. Here a sort item is a collection's rank and the key's first 16 bytes as two
     /// integers (``Key/orderingHead``), which decide almost every comparison; only keys that
     /// share their first 16 bytes are compared whole.
-    func recordsInKeyOrder() -> [Dictionary<RecordKey, Record?>.Index] {
+    func recordsInKeyOrder() -> [Dictionary<RecordAddress, Record?>.Index] {
         struct Item {
             var rank: Int
             var head: (UInt64, UInt64)
-            var index: Dictionary<RecordKey, Record?>.Index
+            var index: Dictionary<RecordAddress, Record?>.Index
         }
         // A batch names few collections (usually one): rank them once, in byte order.
         var names: [Key] = []

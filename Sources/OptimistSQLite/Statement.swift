@@ -72,15 +72,45 @@ final class Statement {
     /// again. The bytes are unbound before this returns (SQLite keeps only their address),
     /// and the other bindings are not cleared: the next row binds them all again.
     func run(text bytes: [UInt8], at i: Int32) throws(OptimistError) {
-        precondition(!bytes.isEmpty, "an empty buffer may have no address, which SQLite takes for NULL")
-        try bytes.withUnsafeBufferPointer { buf throws(OptimistError) in
-            buf.withMemoryRebound(to: CChar.self) { _ = sqlite3_bind_text(stmt, i, $0.baseAddress, Int32($0.count), nil) }
-            defer {
-                sqlite3_reset(stmt)
-                sqlite3_bind_null(stmt, i)
+        try bytes.withUnsafeBufferPointer { buf throws(OptimistError) in try run(text: buf, at: i) }
+    }
+
+    /// ``run(text:at:)`` with two strings also bound without a copy (a record's collection
+    /// and key): a string's bytes may live only for the closure that reads them (a short
+    /// string's are copied out of the value), so the statement runs inside all three.
+    func run(text a: String, at i: Int32, _ b: String, at j: Int32, _ bytes: [UInt8], at k: Int32) throws(OptimistError) {
+        var a = a, b = b
+        var failure: OptimistError?  // `withUTF8` rethrows untyped errors
+        a.withUTF8 { x in
+            b.withUTF8 { y in
+                bytes.withUnsafeBufferPointer { z in
+                    bindNoCopy(i, x)
+                    bindNoCopy(j, y)
+                    defer {
+                        sqlite3_bind_null(stmt, i)
+                        sqlite3_bind_null(stmt, j)
+                    }
+                    do throws(OptimistError) { try run(text: z, at: k) } catch { failure = error }
+                }
             }
-            while try step() {}
         }
+        if let failure { throw failure }
+    }
+
+    /// Binds bytes as TEXT by address only. An empty buffer (which may have no address,
+    /// which SQLite takes for NULL) is bound as the empty string, copied.
+    private func bindNoCopy(_ i: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
+        if bytes.isEmpty { sqlite3_bind_text(stmt, i, "", 0, transient); return }
+        bytes.withMemoryRebound(to: CChar.self) { _ = sqlite3_bind_text(stmt, i, $0.baseAddress, Int32($0.count), nil) }
+    }
+
+    private func run(text buf: UnsafeBufferPointer<UInt8>, at i: Int32) throws(OptimistError) {
+        bindNoCopy(i, buf)
+        defer {
+            sqlite3_reset(stmt)
+            sqlite3_bind_null(stmt, i)
+        }
+        while try step() {}
     }
 
     func int64(_ c: Int32) -> Int64 { sqlite3_column_int64(stmt, c) }
