@@ -97,6 +97,25 @@ final class Statement {
         if let failure { throw failure }
     }
 
+    /// Runs a statement with several rows' TEXT in one buffer, each bound in place: row `n`'s
+    /// bytes end at `ends[n]` (and start where the row before ends) and go to parameter
+    /// `parameter(n)`. The caller bound every other parameter for this run; the texts are
+    /// unbound before this returns, as in ``run(text:at:)``.
+    func run(texts: [UInt8], ends: [Int], parameter: (Int) -> Int32) throws(OptimistError) {
+        try texts.withUnsafeBufferPointer { all throws(OptimistError) in
+            var start = 0
+            for (n, end) in ends.enumerated() {
+                bindNoCopy(parameter(n), UnsafeBufferPointer(rebasing: all[start..<end]))
+                start = end
+            }
+            defer {
+                sqlite3_reset(stmt)
+                for n in ends.indices { sqlite3_bind_null(stmt, parameter(n)) }
+            }
+            while try step() {}
+        }
+    }
+
     /// Binds bytes as TEXT by address only. An empty buffer (which may have no address,
     /// which SQLite takes for NULL) is bound as the empty string, copied.
     private func bindNoCopy(_ i: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
