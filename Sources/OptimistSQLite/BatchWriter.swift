@@ -13,7 +13,7 @@ final class BatchWriter {
     let connection: Connection
     private let normal, full: Statement
     private let begin, commit, rollback: Statement
-    private let putRecord, deleteRecord: Statement
+    private let putRecord, putRecords, deleteRecord: Statement
     private let putMutation, putMutations, deleteMutation: Statement
     private let getChunk, putChunk: Statement
     private let pruneLoaded, putLoaded: Statement
@@ -37,9 +37,11 @@ final class BatchWriter {
         commit = try c.prepare("COMMIT")
         rollback = try c.prepare("ROLLBACK")
         putRecord = try c.prepare("INSERT OR REPLACE INTO records(coll, key, value) VALUES (?, ?, ?)")
+        putRecords = try c.prepare("INSERT OR REPLACE INTO records(coll, key, value) VALUES "
+            + Array(repeating: "(?, ?, ?)", count: Self.rowsPerStatement).joined(separator: ", "))
         deleteRecord = try c.prepare("DELETE FROM records WHERE coll = ? AND key = ?")
         putMutation = try c.prepare(Self.insertMutations(rows: 1))
-        putMutations = try c.prepare(Self.insertMutations(rows: Self.mutationsPerStatement))
+        putMutations = try c.prepare(Self.insertMutations(rows: Self.rowsPerStatement))
         deleteMutation = try c.prepare("DELETE FROM mutations WHERE id = ?")
         getChunk = try c.prepare("SELECT bits FROM ended_chunks WHERE chunk = ?")
         putChunk = try c.prepare("INSERT OR REPLACE INTO ended_chunks(chunk, bits) VALUES (?, ?)")
@@ -86,23 +88,55 @@ final class BatchWriter {
 
     /// Confirmed records in key order (B-tree inserts in order touch each page once, several
     /// times faster than in hash order on a big batch), each encoded outside the gate.
+    ///
+    /// Records set are written ``rowsPerStatement`` to a statement (a big server batch); that
+    /// statement holds the connection's gate for its rows, tens of microseconds.
     private func writeRecords(_ batch: JournalBatch) throws(OptimistError) {
         let c = connection
+        var puts: [Dictionary<RecordAddress, Record?>.Index] = []
         for i in batch.recordsInKeyOrder() {
             let (address, value) = batch.records[i]
-            if let value {
-                let text = JSONWriter.bytes(value)
-                try c.serially { () throws(OptimistError) in
-                    try putRecord.run(text: address.collection.string, at: 1, address.key.string, at: 2, text, at: 3)
-                }
-            } else {
-                try c.serially { () throws(OptimistError) in
-                    deleteRecord.bind(1, address.collection)
-                    deleteRecord.bind(2, address.key)
-                    try deleteRecord.run()
-                }
+            if value != nil {
+                puts.append(i)
+                continue
+            }
+            try c.serially { () throws(OptimistError) in
+                deleteRecord.bind(1, address.collection)
+                deleteRecord.bind(2, address.key)
+                try deleteRecord.run()
             }
         }
+        var at = 0
+        var texts: [UInt8] = []
+        var ends: [Int] = []
+        while puts.count - at >= Self.rowsPerStatement {
+            // A row's collection, key and JSON, one after another: three texts a row.
+            texts.removeAll(keepingCapacity: true)
+            ends.removeAll(keepingCapacity: true)
+            for i in puts[at..<(at + Self.rowsPerStatement)] {
+                let (address, value) = batch.records[i]
+                append(address.collection.string, to: &texts)
+                ends.append(texts.count)
+                append(address.key.string, to: &texts)
+                ends.append(texts.count)
+                JSONWriter.appendObject(value.unsafelyUnwrapped, to: &texts, sorted: true)
+                ends.append(texts.count)
+            }
+            try c.serially { () throws(OptimistError) in try putRecords.run(texts: texts, ends: ends) { Int32($0) + 1 } }
+            at += Self.rowsPerStatement
+        }
+        for i in puts[at...] {
+            let (address, value) = batch.records[i]
+            let text = JSONWriter.bytes(value.unsafelyUnwrapped)
+            try c.serially { () throws(OptimistError) in
+                try putRecord.run(text: address.collection.string, at: 1, address.key.string, at: 2, text, at: 3)
+            }
+        }
+    }
+
+    private func append(_ s: String, to bytes: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
     private func writeRows(_ batch: JournalBatch) throws(OptimistError) {
@@ -118,9 +152,9 @@ final class BatchWriter {
         // retains and releases by a sort: a fifth of the writer's time per mutation).
         let ids = batch.mutations.keys.sorted()
         var at = 0
-        while ids.count - at >= Self.mutationsPerStatement {
-            try writeMutations(ids[at..<(at + Self.mutationsPerStatement)], of: batch)
-            at += Self.mutationsPerStatement
+        while ids.count - at >= Self.rowsPerStatement {
+            try writeMutations(ids[at..<(at + Self.rowsPerStatement)], of: batch)
+            at += Self.rowsPerStatement
         }
         for id in ids[at...] {
             let m = batch.mutations[id].unsafelyUnwrapped
@@ -148,10 +182,10 @@ final class BatchWriter {
 }
 
 extension BatchWriter {
-    /// Mutations saved by one statement of ``putMutations``: a statement's own cost (opening
-    /// its cursor, halting) was about a quarter of a one-row insert's (callgrind), and a
-    /// burst of taps saves thousands of mutations a batch.
-    static let mutationsPerStatement = 32
+    /// Rows written by one statement of ``putMutations`` or ``putRecords``: a statement's own
+    /// cost (opening its cursor, halting) was about a quarter of a one-row insert's
+    /// (callgrind), and a burst of taps or a server batch writes thousands of rows a batch.
+    static let rowsPerStatement = 32
 
     /// `INSERT OR REPLACE` of `rows` mutations, their ten columns each in ``bind(_:to:row:)``'s order.
     static func insertMutations(rows: Int) -> String {
@@ -174,7 +208,7 @@ extension BatchWriter {
         if m.queuePosition == m.id { statement.bindNull(at + 10) } else { statement.bind(at + 10, Int64(bitPattern: m.queuePosition)) }
     }
 
-    /// Saves ``mutationsPerStatement`` mutations with one statement; their ops' JSON is
+    /// Saves ``rowsPerStatement`` mutations with one statement; their ops' JSON is
     /// written one after another into one buffer, bound in place.
     private func writeMutations(_ ids: ArraySlice<MutationID>, of batch: JournalBatch) throws(OptimistError) {
         var texts: [UInt8] = []
