@@ -59,8 +59,9 @@ final class BatchWriter {
     /// Writes `batch` in one transaction; all or nothing. With `sync`, the commit is fsynced
     /// (an empty batch then still commits a tiny transaction, to sync earlier commits).
     ///
-    /// The connection's gate is held one statement at a time, so a store read that misses
-    /// its cache waits for one statement, not for a whole batch (see ``Connection``).
+    /// The connection's gate is held one statement at a time (a 32-row statement is one).
+    /// The store's reads do not take it: they go through a connection of their own (see
+    /// ``Connection``).
     func write(_ batch: JournalBatch, sync: Bool) throws(OptimistError) {
         let c = connection
         if sync != syncFull {
@@ -88,9 +89,8 @@ final class BatchWriter {
 
     /// Confirmed records in key order (B-tree inserts in order touch each page once, several
     /// times faster than in hash order on a big batch), each encoded outside the gate.
-    ///
-    /// Records set are written ``rowsPerStatement`` to a statement (a big server batch); that
-    /// statement holds the connection's gate for its rows, tens of microseconds.
+    /// Records set are written ``rowsPerStatement`` to a statement, the rest and the deletes
+    /// one by one.
     private func writeRecords(_ batch: JournalBatch) throws(OptimistError) {
         let c = connection
         var puts: [Dictionary<RecordAddress, Record?>.Index] = []
