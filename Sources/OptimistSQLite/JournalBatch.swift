@@ -65,17 +65,23 @@ extension JournalBatch {
             var head: (UInt64, UInt64)
             var index: Dictionary<RecordAddress, Record?>.Index
         }
-        // A batch names few collections (usually one): rank them once, in byte order.
-        var names: [Key] = []
-        for a in records.keys where !names.contains(a.collection) { names.append(a.collection) }
-        names.sort()
+        // The collections ranked once, in byte order. A batch usually names one, so the last
+        // collection seen answers almost every record without a lookup.
+        var names: Set<Key> = []
+        var seen: Key?
+        for a in records.keys where a.collection != seen {
+            names.insert(a.collection)
+            seen = a.collection
+        }
+        var ranks: [Key: Int] = [:]
+        for (rank, name) in names.sorted().enumerated() { ranks[name] = rank }
         var items: [Item] = []
         items.reserveCapacity(records.count)
         var i = records.startIndex
-        var last = (name: names.first, rank: 0)
+        var last: (name: Key?, rank: Int) = (nil, 0)
         while i != records.endIndex {
             let a = records.keys[i]
-            if a.collection != last.name { last = (a.collection, names.firstIndex(of: a.collection).unsafelyUnwrapped) }
+            if a.collection != last.name { last = (a.collection, ranks[a.collection].unsafelyUnwrapped) }
             items.append(Item(rank: last.rank, head: a.key.orderingHead, index: i))
             records.formIndex(after: &i)
         }

@@ -9,7 +9,8 @@ import OptimistTestSupport
     func recordsComeInKeyOrderEachOnce(count: Int) {
         var g = SeededRandom(seed: UInt64(count))
         var batch = JournalBatch()
-        let collections: [Key] = ["logs", "habits", "a", "logs/2", "é"]
+        // Five collections, and for the biggest batch 300 more.
+        let collections: [Key] = ["logs", "habits", "a", "logs/2", "é"] + (count >= 20_000 ? (0..<300).map { Key("c\($0)") } : [])
         let prefixes = ["", "k", "2026-11-24/habit/", "2026-11-24/habit/é", "0123456789abcde"]
         var entries: [JournalEntry] = []
         for i in 0..<count {

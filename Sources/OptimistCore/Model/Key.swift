@@ -81,7 +81,6 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
     return true
 }
 
-/// Bytewise three-way comparison of two strings' UTF-8.
 extension Key {
     /// The key's first 16 bytes as two big-endian integers, zero-padded: ordering keys by
     /// these orders them bytewise, except keys whose first 16 bytes tie (then compare them
@@ -102,6 +101,7 @@ extension Key {
     }
 }
 
+/// Bytewise three-way comparison of two strings' UTF-8.
 @inlinable package func compareBytes(_ a: String, _ b: String) -> Int {
     if let answer = SmallString.compare(a, b) { return answer }
     return withBytes(a, b) { x, y in
