@@ -89,6 +89,23 @@ import OptimistTestSupport
         #expect(JSONWriter.string(v) == #"{"Z":3,"e\#u{301}":4,"z":2,"é":1}"#)
     }
 
+    /// Records of 2 to 16 members (the stack sort by each name's 16-byte head) with names that
+    /// tie on those 16 bytes, hold NUL, non-ASCII or nothing: always the bytewise order of
+    /// the names, built here by sorting their bytes.
+    @Test func sortsTrickyNamesBytewise() throws {
+        var g = SeededRandom(seed: 16)
+        let shared = "0123456789abcdef"  // 16 bytes: names that start with it tie on their heads
+        let pool = ["", "a", "\u{0}", "a\u{0}", "é", "e\u{301}", "\u{1F3C3}", "Z", "0123456789abcde", shared, shared + "\u{0}",
+                    shared + "a", shared + "b", shared + "é", shared + shared, "note", "notes", "at", "habit"]
+        for round in 0..<400 {
+            var record = Record()
+            for name in pool.shuffled(using: &g).prefix(2 + round % 15) { record[Key(name)] = .number(Double(record.count)) }
+            let names = record.keys.sorted { Array($0.string.utf8).lexicographicallyPrecedes(Array($1.string.utf8)) }
+            let expected = "{" + names.map { JSONWriter.string(.string($0.string)) + ":" + JSONWriter.string(record[$0]!) }.joined(separator: ",") + "}"
+            #expect(JSONWriter.string(.object(record)) == expected)
+        }
+    }
+
     /// Integers take a one-pass fast path up to 15 digits; around that limit, and for every
     /// other number form, the value must be what the general conversion gives.
     @Test(arguments: [

@@ -73,21 +73,24 @@ public enum JSONWriter {
             if o.count <= 16 {
                 // Records have few members: their positions sorted by name on the stack (an
                 // insertion sort), where copying the members into an array to sort them cost an
-                // allocation and a retain and release of every value.
-                withUnsafeTemporaryAllocation(of: Dictionary<Key, JSON>.Index.self, capacity: o.count) { order in
+                // allocation and a retain and release of every value. Each position carries its
+                // name's first 16 bytes as two integers (``Key/orderingHead``), read once: they
+                // decide the comparisons, and only names that share those bytes are compared
+                // whole (comparing the names themselves took a retain and release of each).
+                typealias Member = (head: (UInt64, UInt64), index: Dictionary<Key, JSON>.Index)
+                withUnsafeTemporaryAllocation(of: Member.self, capacity: o.count) { order in
                     var n = 0
                     var i = o.startIndex
+                    let keys = o.keys
                     while i != o.endIndex {
-                        order.initializeElement(at: n, to: i)
+                        order.initializeElement(at: n, to: (keys[i].orderingHead, i))
                         n += 1
                         o.formIndex(after: &i)
                     }
-                    let keys = o.keys
                     for a in 1..<n {
                         let m = order[a]
-                        let name = keys[m]
                         var b = a
-                        while b > 0 && name < keys[order[b - 1]] {
+                        while b > 0 && precedes(m, order[b - 1], keys) {
                             order[b] = order[b - 1]
                             b -= 1
                         }
@@ -95,9 +98,9 @@ public enum JSONWriter {
                     }
                     for a in 0..<n {
                         if a > 0 { out.append(UInt8(ascii: ",")) }
-                        emitString(keys[order[a]].string, into: &out)
+                        emitString(keys[order[a].index].string, into: &out)
                         out.append(UInt8(ascii: ":"))
-                        write(o.values[order[a]], into: &out, sorted: true)
+                        write(o.values[order[a].index], into: &out, sorted: true)
                     }
                     _ = order.deinitialize()
                 }
@@ -120,6 +123,17 @@ public enum JSONWriter {
             }
         }
         out.append(UInt8(ascii: "}"))
+    }
+
+    /// Whether member `x`'s name sorts before `y`'s: by their heads, then, on a tie, whole.
+    @inline(__always) private static func precedes(
+        _ x: (head: (UInt64, UInt64), index: Dictionary<Key, JSON>.Index),
+        _ y: (head: (UInt64, UInt64), index: Dictionary<Key, JSON>.Index),
+        _ keys: Dictionary<Key, JSON>.Keys
+    ) -> Bool {
+        if x.head.0 != y.head.0 { return x.head.0 < y.head.0 }
+        if x.head.1 != y.head.1 { return x.head.1 < y.head.1 }
+        return keys[x.index] < keys[y.index]
     }
 
     /// Any value; objects inside it sorted or not as `writeObject` says.
