@@ -226,7 +226,9 @@ int optimist_open(const char *path, optimist_store **out);
 **     o.cache_bytes = 8 << 20;
 **     o.max_attempts = 3;
 **
-** cache_bytes bounds the memory of parsed records the store keeps. A store file keeps its
+** cache_bytes bounds the memory of parsed records the store keeps (twice over at most: the
+** records a get found are kept for gets that take no lock, mostly the same records, shared).
+** A store file keeps its
 ** confirmed records in the file and reads them on demand through this cache (opening a store
 ** file reads only its not-yet-ended mutations and its views: it costs O(pending), not
 ** O(records)); an in-memory store keeps its records as compact JSON bytes behind the same

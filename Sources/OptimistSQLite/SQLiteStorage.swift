@@ -409,6 +409,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     }
 
     var cacheUsage: (entries: Int, bytes: Int) { (cache.count, cache.bytes) }
+    var cacheBudget: Int { cache.budget }
 
     /// Finalizes the statements and closes the reading connection, before the writer closes
     /// its own (a statement or connection left would keep the file's lock, and its log, open).

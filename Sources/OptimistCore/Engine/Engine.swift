@@ -127,6 +127,11 @@ final class Engine {
     /// A storage read that failed after the call's prefetch (see ``visible(_:_:)``).
     var storageFault: OptimistError?
 
+    /// The store's visible records for gets without the state lock: every change of a
+    /// visible value drops its entry (see ``ReadCache``). Nil for an engine no store owns yet
+    /// (a restore folds before its store exists; nobody reads it meanwhile).
+    var readCache: ReadCache?
+
     /// The cause of the changes being made: set by ``Store`` for each call, and switched by
     /// steps that make another kind of change within one call (a pull's outcomes).
     var cause: ChangeCause = .mutate
@@ -296,6 +301,7 @@ final class Engine {
     /// passes `mergingIndex: false` and merges each key index once at the end.
     func setVisible(_ c: CollectionState, _ key: Key, _ new: Record?, old: Record?, mergingIndex: Bool = true) {
         for v in c.views { v.update(key: key, old: old, new: new) }
+        readCache?.invalidate(RecordAddress(collection: c.name, key: key))
         if c.chains[key] != nil {
             if c.overlay.updateValue(new, forKey: key) == nil {
                 c.index.insert(key)
@@ -393,6 +399,9 @@ final class Engine {
             }
         }
         storage.setRecord(c.name, key, value)
+        // V changes with C unless an overlay hides the key (a commit's own key: its refold
+        // invalidates it, if V changes at all).
+        if let readCache, c.overlay.index(forKey: key) == nil { readCache.invalidate(RecordAddress(collection: c.name, key: key)) }
         log(.confirmed(collection: c.name, key: key, value: value))
     }
 

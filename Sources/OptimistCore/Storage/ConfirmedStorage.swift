@@ -48,6 +48,9 @@ package protocol ConfirmedStorage: AnyObject {
     /// What the cache holds, for tests and the CLI: entries and estimated bytes.
     var cacheUsage: (entries: Int, bytes: Int) { get }
 
+    /// The cache's budget in estimated bytes: the `cacheBytes` the store was opened with.
+    var cacheBudget: Int { get }
+
     /// While set, writes leave their upkeep (an in-memory store's compaction) for
     /// ``prepareUpkeep()``: a staged change sets it while it moves records in.
     var holdsUpkeep: Bool { get set }

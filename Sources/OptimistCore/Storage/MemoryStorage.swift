@@ -165,6 +165,7 @@ package final class MemoryStorage: ConfirmedStorage {
     }
 
     package var cacheUsage: (entries: Int, bytes: Int) { (cache.count, cache.bytes) }
+    package var cacheBudget: Int { cache.budget }
 
     /// Bytes the arenas hold (live and not yet compacted), for tests.
     package var arenaBytes: Int { tables.values.reduce(0) { $0 + $1.arena.count } }

@@ -128,6 +128,11 @@ package struct RecordCache {
         }
     }
 
+    /// Calls `body` with every entry, in ring order.
+    package func forEach(_ body: (RecordAddress, Record?) -> Void) {
+        for chunk in chunks { for e in chunk { body(e.address, e.value) } }
+    }
+
     package mutating func removeAll() {
         slots = [[RecordAddress: Int]](repeating: [:], count: Self.shardCount)
         chunks = []

@@ -28,6 +28,9 @@ import Synchronization
 /// makes due in the storage (an in-memory store's compaction or index merge, a regrown
 /// table: O(records) each) is built after the publish, outside the state lock, and put in
 /// place in one step of its own (`upkeepIfDue`).
+///
+/// A get of a record read before and unchanged since takes no state lock: the read cache
+/// (``ReadCache``) answers it, kept right by every change of a visible value.
 public final class Store: Sendable {
     /// Orders the writers (see the type's comment).
     let writers: Lock
@@ -41,6 +44,8 @@ public final class Store: Sendable {
     /// handle check); calls still check under the lock.
     private let closedFlag = Atomic<Bool>(false)
     private let staging = Atomic<Int>(Store.defaultStagingThreshold)
+    /// Visible records for gets that take no state lock (see ``ReadCache``).
+    let readCache: ReadCache
     /// The stable id of this store, sent with each mutation id as the idempotency key.
     public let clientID: String
 
@@ -79,6 +84,9 @@ public final class Store: Sendable {
         // Compactions, index merges and regrown tables are built outside the state lock,
         // after the change that made them due (see `upkeepIfDue`), not inside its hold.
         e.storage.defersUpkeep = true
+        // As large as the storage's cache, and mostly the same records (shared, not copied).
+        readCache = ReadCache(budget: e.storage.cacheBudget)
+        e.readCache = readCache
         engine = e
         self.sink = sink
         // In an in-memory store, a waiting reader, or a writer waiting for its turn (a change,
@@ -253,8 +261,15 @@ public final class Store: Sendable {
     // MARK: Reads
 
     /// The visible record, or nil.
+    ///
+    /// A record read before and unchanged since comes from the read cache, without the state
+    /// lock: such a get never waits for a writer (see ``ReadCache``).
     public func get(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
-        try read { e throws(OptimistError) in try e.get(collection, key) }
+        let a = RecordAddress(collection: collection, key: key)
+        if !closedFlag.load(ordering: .acquiring), let hit = readCache.lookup(a) { return hit }
+        let (r, ticket) = try read { e throws(OptimistError) in (try e.get(collection, key), readCache.ticket(a)) }
+        readCache.fill(a, r, ticket: ticket)
+        return r
     }
 
     /// The confirmed record, or nil.
@@ -400,10 +415,12 @@ public final class Store: Sendable {
         // once that the store is closed, not wait for that. (Freed before the sink closes, so
         // that the writer thread finishes its last batch meanwhile.)
         var old: Engine?
+        var dropped: [RecordCache]?
         let wasOpen = writers.locked {
             stateLock.locked {
                 guard !engine.closed else { return false }
                 engine.storage.close()
+                dropped = readCache.invalidateAll()
                 old = engine
                 engine = Engine(clientID: engine.clientID, journaling: false, storage: MemoryStorage(cacheBytes: 1))
                 engine.closed = true
@@ -412,7 +429,7 @@ public final class Store: Sendable {
         }
         guard wasOpen else { return }
         closedFlag.store(true, ordering: .releasing)
-        withExtendedLifetime(old) {}  // the last reference: freed here
+        withExtendedLifetime((old, dropped)) {}  // the last references: freed here
         old = nil
         try sink?.close()
     }
@@ -422,6 +439,9 @@ public final class Store: Sendable {
     /// What the record cache holds now: entries and their estimated bytes (for tests and
     /// diagnostics; the budget is the `cacheBytes` the store was opened with).
     package var cacheUsage: (entries: Int, bytes: Int) { stateLock.locked { engine.storage.cacheUsage } }
+
+    /// What the read cache holds now (see ``ReadCache``): entries and their estimated bytes.
+    package var readCacheUsage: (entries: Int, bytes: Int) { readCache.usage }
 
     /// Runs `body` on the confirmed records' storage under both locks, for tests.
     package func withStorage<R: Sendable>(_ body: (any ConfirmedStorage) -> R) -> R { locked { body($0.storage) } }

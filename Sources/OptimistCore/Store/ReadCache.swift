@@ -1,0 +1,148 @@
+import OptimistThreads
+import Synchronization
+
+/// Visible records by address, for a ``Store/get(_:_:)`` that takes no state lock: a get
+/// that finds its record here never waits for a writer, however long the writer's hold.
+///
+/// ## Why it stays right
+///
+/// An entry is a record's visible value `V[key]` as a reader found it under the state lock
+/// (or nil: known absent). Every change to a visible value drops the entry under the same
+/// lock hold that makes the change (``invalidate(_:)`` from
+/// ``Engine/setVisible(_:_:_:old:mergingIndex:)`` and ``Engine/confirm(_:_:_:old:)``; all
+/// of them at once when a staged batch publishes, ``invalidateAll()``, put back with their
+/// new values by ``refill(_:changed:)``), and counts an invalidation in the shard. A reader
+/// adds an entry after it let go of the state lock (``fill(_:_:ticket:)``), and only when its
+/// shard saw no invalidation since it read the value under that lock (``ticket(_:)``). So an
+/// entry always holds the current value, and a get served from here returns the value of some moment
+/// between its call and its return, as a get under the state lock does. A writer's change
+/// of several records is seen whole: a record it changed either answers from the state
+/// lock's side after the writer has let go (its entry dropped), or from here before the
+/// writer dropped it; a thread that sees one of the change's new values and then reads
+/// another record has waited for the state lock behind the whole change.
+///
+/// ## Bounded
+///
+/// Split in ``shardCount`` shards by address, each with a pthread mutex of its own, held for
+/// a lookup or an insert only (a reader and a writer meet on a shard for a dictionary
+/// probe, never for a call), and each a ``RecordCache`` with an equal part of the budget:
+/// CLOCK eviction, trimmed at every insert. Its records are mostly the ones the storage's
+/// cache holds too (the same dictionaries, shared, not copied); the budget bounds the rest.
+final class ReadCache: @unchecked Sendable {
+    private final class Shard {
+        let lock = Lock()
+        var cache: RecordCache
+        /// Counts the shard's invalidations (see ``ticket(_:)``).
+        let epoch = Atomic<UInt64>(0)
+        init(budget: Int) { cache = RecordCache(budget: budget) }
+    }
+
+    static let shardBits = 6
+    static let shardCount = 1 << shardBits
+    private let shards: [Shard]
+    private let shardBudget: Int
+
+    /// - Parameter budget: estimated bytes of parsed records (see ``RecordCache/footprint(_:)``),
+    ///   split evenly between the shards.
+    init(budget: Int) {
+        let b = max(1, budget >> Self.shardBits)
+        shardBudget = b
+        shards = (0..<Self.shardCount).map { _ in Shard(budget: b) }
+    }
+
+    /// The address's shard: bits of a multiplicative mix of the keys' cached hashes, apart
+    /// from the top ones the shard's own ``RecordCache`` splits its table by.
+    @inline(__always) private func shard(_ a: RecordAddress) -> Shard {
+        let h = (a.collection.bytesHash &* 31 &+ a.key.bytesHash) &* 0x9e37_79b9_7f4a_7c15
+        return shards[Int(truncatingIfNeeded: (h >> 32) & UInt64(Self.shardCount - 1))]
+    }
+
+    /// `.some(value)` when the record's visible value is here (nil: known absent); nil when
+    /// the caller must read it under the state lock. Any thread, no other lock needed.
+    @inline(__always) func lookup(_ a: RecordAddress) -> Record?? {
+        let s = shard(a)
+        s.lock.lock()
+        defer { s.lock.unlock() }
+        return s.cache.lookup(a)
+    }
+
+    /// Taken under the state lock with the record's visible value, for ``fill(_:_:ticket:)``
+    /// after that lock is let go: the number of invalidations its shard has seen.
+    @inline(__always) func ticket(_ a: RecordAddress) -> UInt64 {
+        shard(a).epoch.load(ordering: .relaxed)
+    }
+
+    /// Keeps `value`, read under the state lock with `ticket`, as the record's visible value,
+    /// unless its shard saw an invalidation since: then a writer may have changed the value
+    /// after it was read, and it is not kept. Any thread: the fill's cost (an estimate of
+    /// the record's bytes, an insert, perhaps an eviction) is not spent inside the state
+    /// lock, where it would make the writers wait.
+    func fill(_ a: RecordAddress, _ value: Record?, ticket: UInt64) {
+        let s = shard(a)
+        s.lock.lock()
+        defer { s.lock.unlock() }
+        guard s.epoch.load(ordering: .relaxed) == ticket else { return }
+        s.cache.insert(a, value)
+        s.cache.trim()
+    }
+
+    /// The record's visible value changes: its entry goes. Under the state lock, in the hold
+    /// that makes the change.
+    @inline(__always) func invalidate(_ a: RecordAddress) {
+        let s = shard(a)
+        s.lock.lock()
+        defer { s.lock.unlock() }
+        s.epoch.add(1, ordering: .relaxed)
+        s.cache.remove(a)
+    }
+
+    /// Every entry goes (a staged batch publishes, the store closes), in O(shards) under the
+    /// state lock: the entries are handed back for the caller to free after it lets go (a
+    /// full cache's release takes milliseconds).
+    func invalidateAll() -> [RecordCache] {
+        var old = [RecordCache]()
+        old.reserveCapacity(shards.count)
+        for s in shards {
+            s.lock.lock()
+            s.epoch.add(1, ordering: .relaxed)
+            old.append(s.cache)
+            s.cache = RecordCache(budget: shardBudget)
+            s.lock.unlock()
+        }
+        return old
+    }
+
+    /// Puts back the entries ``invalidateAll()`` dropped, each with its value now:
+    /// `changed(address)` when that is not nil (a staged batch's record: its layer's value),
+    /// else the entry's own. For a staged batch's writer after its publish, under the
+    /// writers' lock only, while readers fill beside it. Sound because nothing else changes
+    /// a visible value meanwhile (every change needs the writers' lock), and because the
+    /// publish dropped the entries last in its hold: any other record its hold changed
+    /// (a pending key refolded, a pull's outcome) was invalidated before, so it is not among
+    /// them. Without it, a reader's every get after a 100k-record batch would miss once.
+    func refill(_ old: [RecordCache], changed: (RecordAddress) -> Record??) {
+        for (i, cache) in old.enumerated() {
+            let s = shards[i]
+            cache.forEach { a, value in
+                let now = changed(a) ?? value
+                s.lock.lock()
+                // A reader may have filled it already: with the same value, as nothing changes.
+                s.cache.insert(a, now)
+                s.cache.trim()
+                s.lock.unlock()
+            }
+        }
+    }
+
+    /// Entries and estimated bytes, for tests and diagnostics.
+    var usage: (entries: Int, bytes: Int) {
+        var entries = 0, bytes = 0
+        for s in shards {
+            s.lock.lock()
+            entries += s.cache.count
+            bytes += s.cache.bytes
+            s.lock.unlock()
+        }
+        return (entries, bytes)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import OptimistCore
+import OptimistTestSupport
+
+/// The read cache behind lock-free gets: a fill that raced an invalidation is refused, a
+/// publish drops everything, the budget holds, and a cached get does not wait for a writer.
+@Suite struct ReadCacheTests {
+    static func address(_ i: Int) -> RecordAddress { RecordAddress(collection: "c", key: Key("k\(i)")) }
+    static func record(_ i: Int) -> Record { ["n": .number(Double(i))] }
+
+    @Test func aFillAfterAnInvalidationOfItsShardIsRefused() {
+        let cache = ReadCache(budget: 1 << 30)
+        let a = Self.address(1)
+        let stale = cache.ticket(a)
+        cache.invalidate(a)  // a writer changed the value after the reader read it
+        cache.fill(a, Self.record(1), ticket: stale)
+        #expect(cache.lookup(a) == nil)
+        cache.fill(a, Self.record(2), ticket: cache.ticket(a))
+        #expect(cache.lookup(a) == .some(Self.record(2)))
+        // Known absent is an answer too.
+        let b = Self.address(2)
+        cache.fill(b, nil, ticket: cache.ticket(b))
+        #expect(cache.lookup(b) == .some(nil))
+        cache.invalidate(b)
+        #expect(cache.lookup(b) == nil)
+    }
+
+    @Test func invalidateAllDropsEveryEntryAndEveryTicket() {
+        let cache = ReadCache(budget: 1 << 30)
+        var tickets = [UInt64]()
+        for i in 0..<1000 {
+            tickets.append(cache.ticket(Self.address(i)))
+            cache.fill(Self.address(i), Self.record(i), ticket: tickets[i])
+        }
+        #expect(cache.usage.entries == 1000)
+        let old = cache.invalidateAll()
+        #expect(old.reduce(0) { $0 + $1.count } == 1000)
+        #expect(cache.usage.entries == 0)
+        for i in 0..<1000 {
+            #expect(cache.lookup(Self.address(i)) == nil)
+            cache.fill(Self.address(i), Self.record(i), ticket: tickets[i])
+        }
+        #expect(cache.usage.entries == 0, "fills read before the drop were kept")
+    }
+
+    @Test func keepsToItsBudget() {
+        let each = RecordCache.footprint(Self.record(0))
+        let budget = 500 * each
+        let cache = ReadCache(budget: budget)
+        for i in 0..<20_000 { cache.fill(Self.address(i), Self.record(i), ticket: cache.ticket(Self.address(i))) }
+        let usage = cache.usage
+        #expect(usage.bytes <= budget)
+        #expect(usage.entries > 100)  // and it does keep records
+    }
+
+    /// A get of a record read before is answered while another thread holds the state lock;
+    /// a get of a record never read waits for it. (An order of events, not a time limit: the
+    /// holder lets go only after the cached get has returned, or after ten seconds.)
+    @Test func aCachedGetDoesNotWaitForTheStateLock() throws {
+        let s = Store()
+        try s.serverApply([.put(collection: "c", key: "cached", value: Self.record(1)),
+                           .put(collection: "c", key: "cold", value: Self.record(2))])
+        #expect(try s.get("c", "cached") == Self.record(1))  // fills the read cache
+        let holding = DispatchSemaphore(value: 0), answered = DispatchSemaphore(value: 0)
+        let released = Locked(false)
+        let holder = Thread {
+            s.state { _ in
+                holding.signal()
+                _ = answered.wait(timeout: .now() + 10)
+                released.value = true
+            }
+        }
+        holder.start()
+        holding.wait()
+        let value = try s.get("c", "cached")
+        let whileHeld = !released.value
+        answered.signal()
+        #expect(value == Self.record(1))
+        #expect(whileHeld, "the cached get waited for the state lock")
+        // The cold record is read under the lock, which is free again.
+        #expect(try s.get("c", "cold") == Self.record(2))
+        while !holder.isFinished { usleep(1000) }
+    }
+
+    @Test func closingDropsTheCacheAndGetsThenFail() throws {
+        let s = Store()
+        try s.serverApply([.put(collection: "c", key: "k", value: Self.record(1))])
+        _ = try s.get("c", "k")
+        #expect(s.readCacheUsage.entries == 1)
+        try s.close()
+        #expect(s.readCacheUsage.entries == 0)
+        #expect(throws: OptimistError.self) { try s.get("c", "k") }
+    }
+
+    final class Locked<T: Sendable>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var v: T
+        init(_ v: T) { self.v = v }
+        var value: T {
+            get { lock.withLock { v } }
+            set { lock.withLock { v = newValue } }
+        }
+    }
+}
