@@ -30,7 +30,7 @@ import Synchronization
 /// place in one step of its own (`upkeepIfDue`).
 ///
 /// A get of a record read before and unchanged since takes no state lock: the read cache
-/// (``ReadCache``) answers it, kept right by every change of a visible value.
+/// (`ReadCache`) answers it, kept right by every change of a visible value.
 public final class Store: Sendable {
     /// Orders the writers (see the type's comment).
     let writers: Lock
@@ -263,7 +263,7 @@ public final class Store: Sendable {
     /// The visible record, or nil.
     ///
     /// A record read before and unchanged since comes from the read cache, without the state
-    /// lock: such a get never waits for a writer (see ``ReadCache``).
+    /// lock: such a get never waits for a writer (see `ReadCache`).
     public func get(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
         let a = RecordAddress(collection: collection, key: key)
         if !closedFlag.load(ordering: .acquiring), let hit = readCache.lookup(a) { return hit }
