@@ -44,6 +44,28 @@ import OptimistTestSupport
         #expect(cache.usage.entries == 0, "fills read before the drop were kept")
     }
 
+    /// After a staged batch: the dropped entries come back, the batch's records with their
+    /// new values (a delete as known absent), the others as they were; a reader's fill made
+    /// meanwhile (with a ticket from after the drop) stays.
+    @Test func refillPutsBackTheDroppedEntriesWithTheBatchsValues() {
+        let cache = ReadCache(budget: 1 << 30)
+        for i in 0..<1000 { cache.fill(Self.address(i), Self.record(i), ticket: cache.ticket(Self.address(i))) }
+        let old = cache.invalidateAll()
+        cache.fill(Self.address(2000), Self.record(2000), ticket: cache.ticket(Self.address(2000)))
+        // The batch changed the even records and deleted each tenth.
+        cache.refill(old) { a in
+            let i = Int(a.key.string.dropFirst())!
+            guard i % 2 == 0 else { return nil }
+            return .some(i % 10 == 0 ? nil : Self.record(i + 1))
+        }
+        for i in 0..<1000 {
+            let want: Record? = i % 10 == 0 ? nil : Self.record(i % 2 == 0 ? i + 1 : i)
+            #expect(cache.lookup(Self.address(i)) == .some(want), "\(i)")
+        }
+        #expect(cache.lookup(Self.address(2000)) == .some(Self.record(2000)))
+        #expect(cache.usage.entries == 1001)
+    }
+
     @Test func keepsToItsBudget() {
         let each = RecordCache.footprint(Self.record(0))
         let budget = 500 * each
