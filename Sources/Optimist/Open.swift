@@ -11,7 +11,8 @@ extension Store {
     /// ``/OptimistCore/maximumCacheBytes``). Opening reads only what is pending (the not-yet-ended
     /// mutations) and the views, which the file keeps with their values: it costs O(pending
     /// mutations), not O(records). An in-memory store keeps its records as compact JSON bytes
-    /// behind the same cache.
+    /// behind the same cache. The records gets found are kept too, at most `cacheBytes` of
+    /// them (mostly the same records, shared), so that a repeated get takes no lock.
     ///
     /// A file-backed store writes in the background: `mutate` and friends return before the disk
     /// write, a writer thread commits what they changed in batches (WAL mode, `synchronous=NORMAL`:

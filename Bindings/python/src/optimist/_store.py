@@ -81,8 +81,9 @@ class Store(SyncMixin):
 
     ``Store()`` (or ``Store(None)``) is in memory; ``Store(path)`` opens or creates a store
     file. A store file keeps its records in the file and reads them on demand through a cache
-    of at most ``cache_bytes`` of parsed records (default 32 MiB); opening reads only what is
-    pending, so it costs O(pending mutations), not O(records). ``cache_bytes`` must be
+    of at most ``cache_bytes`` of parsed records (default 32 MiB; as much again at most for
+    the records gets found, kept so that a repeated get takes no lock: mostly the same
+    records, shared); opening reads only what is pending, so it costs O(pending mutations), not O(records). ``cache_bytes`` must be
     positive (:class:`MisuseError` otherwise); values above 2**48 are clamped to it. Use it as a context manager, or call :meth:`close`. One store may be used from many
     threads at once. :meth:`sync_start` lets the library send and pull by itself (the
     ``sync_*`` methods come from :class:`optimist._sync.SyncMixin`).
