@@ -69,8 +69,10 @@ extension Engine {
         let v = ViewState(name: name.string, collection: collection, prefix: prefix, kind: kind)
         v.confirmedValue = confirmedValue
         v.value = value
+        v.published.publish(value)
         c.views.append(v)
         views[name] = v
+        viewDirectory?.set(name, v.published)
         log(.view(v.definition))
     }
 

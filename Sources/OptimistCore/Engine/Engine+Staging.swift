@@ -114,6 +114,7 @@ extension Engine {
             for d in confirmed { v.confirmedValue += d }
             if !confirmed.isEmpty { noteViewChanged(v) }
             for d in visible { v.value += d }
+            if !visible.isEmpty, let c = collections[v.collection] { noteViewsTouched(c) }
         }
         for (c, key) in s.pendingKeys { recompute(c, key) }
     }

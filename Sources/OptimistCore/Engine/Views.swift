@@ -61,6 +61,8 @@ final class ViewState {
     var confirmedValue: Double = 0
     /// Listed in the engine's ``Engine/changedViews`` for the call in progress.
     var changed = false
+    /// ``value`` as of the last finished call, for readers without the state lock.
+    let published = PublishedValue(0)
 
     init(name: String, collection: Key, prefix: Key, kind: ViewKind) {
         self.name = name

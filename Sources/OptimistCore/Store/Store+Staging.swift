@@ -55,6 +55,7 @@ extension Store {
                 // entries still say is stale only where the layer has the record.
                 let dropped = e.readCache?.invalidateAll()
                 e.logViews()
+                e.publishViews()
                 let fault = e.storageFault
                 e.storageFault = nil
                 // Outcomes touch records outside the layer, which only the lock may read.

@@ -30,7 +30,8 @@ import Synchronization
 /// place in one step of its own (`upkeepIfDue`).
 ///
 /// A get of a record read before and unchanged since takes no state lock: the read cache
-/// (`ReadCache`) answers it, kept right by every change of a visible value.
+/// (`ReadCache`) answers it, kept right by every change of a visible value. Neither does a
+/// view's value: it is published at the end of each call that changes it (`ViewDirectory`).
 public final class Store: Sendable {
     /// Orders the writers (see the type's comment).
     let writers: Lock
@@ -46,6 +47,8 @@ public final class Store: Sendable {
     private let staging = Atomic<Int>(Store.defaultStagingThreshold)
     /// Visible records for gets that take no state lock (see ``ReadCache``).
     let readCache: ReadCache
+    /// The views' published values, for view reads that take no state lock.
+    let viewDirectory = ViewDirectory()
     /// The stable id of this store, sent with each mutation id as the idempotency key.
     public let clientID: String
 
@@ -87,6 +90,8 @@ public final class Store: Sendable {
         // As large as the storage's cache, and mostly the same records (shared, not copied).
         readCache = ReadCache(budget: e.storage.cacheBudget)
         e.readCache = readCache
+        e.viewDirectory = viewDirectory
+        e.publishAllViews()
         engine = e
         self.sink = sink
         // In an in-memory store, a waiting reader, or a writer waiting for its turn (a change,
@@ -136,6 +141,7 @@ public final class Store: Sendable {
                     throw error
                 }
                 e.logViews()
+                e.publishViews()
                 let journal = e.takeJournal()
                 let queued = cause == .mutate || cause == .retry
                 // A read that failed after the call's prefetch (see ``Engine/visible(_:_:)``): the
@@ -358,8 +364,12 @@ public final class Store: Sendable {
     public func viewValue(_ name: String) throws(OptimistError) -> Double { try viewValue(Key(name)) }
 
     /// The same read with the name as a key, for callers that already hold one.
+    ///
+    /// Takes no state lock: the value is the one published at the end of the last call that
+    /// changed it (see `ViewDirectory`).
     public func viewValue(_ name: Key) throws(OptimistError) -> Double {
-        try read { e throws(OptimistError) in
+        if !closedFlag.load(ordering: .acquiring), let v = viewDirectory.lookup(name) { return v.value }
+        return try read { e throws(OptimistError) in
             guard let v = e.views[name] else { throw .notFound("no view \(name)") }
             return v.value
         }
@@ -421,6 +431,7 @@ public final class Store: Sendable {
                 guard !engine.closed else { return false }
                 engine.storage.close()
                 dropped = readCache.invalidateAll()
+                viewDirectory.removeAll()
                 old = engine
                 engine = Engine(clientID: engine.clientID, journaling: false, storage: MemoryStorage(cacheBytes: 1))
                 engine.closed = true
