@@ -99,8 +99,24 @@ def main(argv):
              lambda rows: spread(pick(rows, "gets_per_second", store, "ratio_batches"), "%", 100, 0)),
             ("gets/s beside taps ÷ alone", "≥ 80%",
              lambda rows: spread(pick(rows, "gets_per_second", store, "ratio_taps"), "%", 100, 0)),
+            ("reader's share of its time running: alone / beside batches / beside taps", "",
+             lambda rows: " / ".join(spread(pick(rows, "gets_per_second", store, f), "%", 100, 0)
+                                     for f in ("cpu_share_alone", "cpu_share_batches", "cpu_share_taps"))),
+            ("gets per reader CPU-second beside batches ÷ alone", "",
+             lambda rows: spread(pick(rows, "gets_per_second", store, "cpu_ratio_batches"), "%", 100, 0)),
+            ("gets per reader CPU-second beside taps ÷ alone", "",
+             lambda rows: spread(pick(rows, "gets_per_second", store, "cpu_ratio_taps"), "%", 100, 0)),
+            ("reader's sleeps a second (voluntary switches) beside batches / taps", "",
+             lambda rows: " / ".join(spread(pick(rows, "gets_per_second", store, f), "", 1, 0)
+                                     for f in ("sleeps_per_s_batches", "sleeps_per_s_taps"))),
             ("mutate+commit/s, two threads ÷ one", "≥ 100%",
              lambda rows: spread(pick(rows, "writers", store, "ratio"), "%", 100, 0)),
+            ("vCPUs busy (process CPU ÷ wall, flush included): one writer / two", "",
+             lambda rows: " / ".join(spread(pick(rows, "writers", store, f), "", 1, 2)
+                                     for f in ("cpus_busy_one", "cpus_busy_two"))),
+            ("process CPU per mutate+commit: one writer / two", "",
+             lambda rows: " / ".join(spread(pick(rows, "writers", store, f), "µs", 1e-3, 1)
+                                     for f in ("cpu_ns_per_pair_one", "cpu_ns_per_pair_two"))),
             ("single-threaded get, median", "no slower",
              lambda rows: spread(pick(rows, "writers", store, "get_median_us"), "µs", 1, 2)),
             ("single-threaded mutate+commit, median", "no slower",

@@ -29,7 +29,8 @@ enum ReadersBench {
             for rep in 0..<repeats {
                 let path = "\(dir)/readers-\(kind)-\(rep).optimist"
                 for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
-                let s = kind == "memory" ? Store() : try Store.open(path: path)
+                let cb = getenv("READERS_CACHE_MB").map { Int(atoi($0)) << 20 } ?? defaultCacheBytes
+                let s = kind == "memory" ? try Store(cacheBytes: cb) : try Store.open(path: path, cacheBytes: cb)
                 try s.serverApply(batch(0))
                 try s.flush()
                 // Each step starts with the store file's background writer idle (a flush), so
@@ -108,18 +109,22 @@ enum ReadersBench {
 
     /// Gets per second alone, beside batches, beside taps.
     static func readsPerSecond(_ s: Store, kind: String, rep: Int) throws {
-        func readFor(_ stop: Flag) -> (count: Int, ns: UInt64) {
+        typealias Reading = (count: Int, ns: UInt64, usage: ThreadUsage)
+        func readFor(_ stop: Flag) -> Reading {
             var n = 0
+            let u0 = ThreadUsage.now()
             let t0 = nowNs()
             while !stop.isSet {
                 for j in 0..<64 { _ = try? s.get("logs", key(((n + j) &* 7919) % records)) }
                 n += 64
             }
-            return (n, nowNs() &- t0)
+            let ns = nowNs() &- t0
+            return (n, ns, ThreadUsage.now() - u0)
         }
+        let none: Reading = (0, 0, ThreadUsage(cpuNs: 0, voluntary: 0, involuntary: 0))
         // Alone, for 0.4 s.
         let aloneStop = Flag()
-        var alone = (count: 0, ns: UInt64(0))
+        var alone = none
         let a = spawn { alone = readFor(aloneStop) }
         usleep(400_000)
         aloneStop.set()
@@ -128,7 +133,7 @@ enum ReadersBench {
         let batches = (6...8).map { batch($0) }
         try s.flush()
         let bStop = Flag()
-        var besideBatches = (count: 0, ns: UInt64(0))
+        var besideBatches = none
         let b = spawn { besideBatches = readFor(bStop) }
         for x in batches { try s.serverApply(x) }
         bStop.set()
@@ -136,7 +141,7 @@ enum ReadersBench {
         // Beside taps, for 0.4 s.
         try s.flush()
         let tStop = Flag()
-        var besideTaps = (count: 0, ns: UInt64(0))
+        var besideTaps = none
         let values = (0..<4096).map { i -> Record in ["habit": .string("read"), "n": .number(Double(i))] }
         let t = spawn { besideTaps = readFor(tStop) }
         let tEnd = nowNs() + 400_000_000
@@ -148,12 +153,25 @@ enum ReadersBench {
         }
         tStop.set()
         join(t)
-        func rate(_ r: (count: Int, ns: UInt64)) -> Double { Double(r.count) / (Double(r.ns) / 1e9) }
+        func rate(_ r: Reading) -> Double { Double(r.count) / (Double(r.ns) / 1e9) }
+        // Where a reader's wall time went: the share it ran (the rest it slept, on a lock or
+        // for a CPU: two vCPUs shared by up to three busy threads), gets per second of its
+        // own CPU time, and its voluntary context switches per second (a sleep on a lock;
+        // a yield or a preemption counts as involuntary).
+        func cpuShare(_ r: Reading) -> Double { Double(r.usage.cpuNs) / Double(r.ns) }
+        func cpuRate(_ r: Reading) -> Double { Double(r.count) / (Double(max(1, r.usage.cpuNs)) / 1e9) }
+        func sleeps(_ r: Reading) -> Double { Double(r.usage.voluntary) / (Double(r.ns) / 1e9) }
         let ra = rate(alone), rb = rate(besideBatches), rt = rate(besideTaps)
-        note("readers \(kind) #\(rep): gets/s alone \(Int(ra)), beside batches \(Int(rb)) (\(Int(rb / ra * 100))%), beside taps \(Int(rt)) (\(Int(rt / ra * 100))%)")
+        note("readers \(kind) #\(rep): gets/s alone \(Int(ra)), beside batches \(Int(rb)) (\(Int(rb / ra * 100))%), beside taps \(Int(rt)) (\(Int(rt / ra * 100))%); reader ran \(Int(cpuShare(alone) * 100))% / \(Int(cpuShare(besideBatches) * 100))% / \(Int(cpuShare(besideTaps) * 100))% of the time, slept on a lock \(Int(sleeps(alone))) / \(Int(sleeps(besideBatches))) / \(Int(sleeps(besideTaps))) times a second")
         emit([("section", .str("readers")), ("bench", .str("gets_per_second")), ("store", .str(kind)), ("rep", .int(rep)),
               ("alone", .num(ra)), ("beside_batches", .num(rb)), ("beside_taps", .num(rt)),
-              ("ratio_batches", .num(rb / ra)), ("ratio_taps", .num(rt / ra))])
+              ("ratio_batches", .num(rb / ra)), ("ratio_taps", .num(rt / ra)),
+              ("cpu_share_alone", .num(cpuShare(alone))), ("cpu_share_batches", .num(cpuShare(besideBatches))),
+              ("cpu_share_taps", .num(cpuShare(besideTaps))),
+              ("cpu_ratio_batches", .num(cpuRate(besideBatches) / cpuRate(alone))),
+              ("cpu_ratio_taps", .num(cpuRate(besideTaps) / cpuRate(alone))),
+              ("sleeps_per_s_alone", .num(sleeps(alone))), ("sleeps_per_s_batches", .num(sleeps(besideBatches))),
+              ("sleeps_per_s_taps", .num(sleeps(besideTaps)))])
     }
 
     /// Mutate + commit pairs per second, one thread against two.
@@ -167,16 +185,28 @@ enum ReadersBench {
                 if let id = try? s.mutate([.put(collection: "taps", key: k, value: values[i % 4096])]) { try? s.commit(id) }
             }
         }
+        // The process's CPU time beside the wall time (the store file's background writer
+        // included, up to its flush): how busy the machine's vCPUs were, and pairs per
+        // second of CPU, i.e. whether two threads cost more CPU per pair than one.
+        var u0 = ThreadUsage.process()
         var t0 = nowNs()
         taps(0..<total, "a")
         let one = Double(total) / (Double(nowNs() &- t0) / 1e9)
         try s.flush()
+        var wall = nowNs() &- t0
+        let oneCPU = ThreadUsage.process() - u0
+        let oneBusy = Double(oneCPU.cpuNs) / Double(wall)
+        u0 = ThreadUsage.process()
         t0 = nowNs()
         let w1 = spawn { taps(0..<(total / 2), "b") }
         let w2 = spawn { taps((total / 2)..<total, "c") }
         join(w1)
         join(w2)
         let two = Double(total) / (Double(nowNs() &- t0) / 1e9)
+        try s.flush()
+        wall = nowNs() &- t0
+        let twoCPU = ThreadUsage.process() - u0
+        let twoBusy = Double(twoCPU.cpuNs) / Double(wall)
         // Single-threaded medians.
         try s.flush()
         var getNs = [UInt64](), tapNs = [UInt64]()
@@ -190,9 +220,12 @@ enum ReadersBench {
             })
         }
         let g = Summary(ns: getNs), m = Summary(ns: tapNs)
-        note("readers \(kind) #\(rep): mutate+commit/s one thread \(Int(one)), two threads \(Int(two)) (\(Int(two / one * 100))%); get median \(g.median) µs, mutate+commit median \(m.median) µs")
+        note("readers \(kind) #\(rep): mutate+commit/s one thread \(Int(one)), two threads \(Int(two)) (\(Int(two / one * 100))%), CPUs busy \(oneBusy) / \(twoBusy), CPU per pair \(oneCPU.cpuNs / UInt64(total)) / \(twoCPU.cpuNs / UInt64(total)) ns; get median \(g.median) µs, mutate+commit median \(m.median) µs")
         emit([("section", .str("readers")), ("bench", .str("writers")), ("store", .str(kind)), ("rep", .int(rep)),
               ("one_thread", .num(one)), ("two_threads", .num(two)), ("ratio", .num(two / one)),
+              ("cpus_busy_one", .num(oneBusy)), ("cpus_busy_two", .num(twoBusy)),
+              ("cpu_ns_per_pair_one", .num(Double(oneCPU.cpuNs) / Double(total))),
+              ("cpu_ns_per_pair_two", .num(Double(twoCPU.cpuNs) / Double(total))),
               ("get_median_us", .num(g.median)), ("mutate_commit_median_us", .num(m.median))])
     }
 
