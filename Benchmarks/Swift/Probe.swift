@@ -15,6 +15,10 @@ import OptimistSQLite
 /// - `mutate-new`, `commit`, `apply`: 20k calls on a file-backed store of 1k records.
 /// - `durable`: the durable bench's batch (10k mutates, then one flush) 30 times on a fresh
 ///   store file, with the mutates and the flush timed apart.
+/// - `batch`, `batch-whole`, `batch-file`, `batch-file-whole`: six 100k-record server
+///   batches, staged or whole, in memory or on a file, then gets; `batch-read` reads every
+///   record before each batch, so that each publish has a full read cache to put back
+///   (`--toggle-collect='*ReadCache*refill*'` counts that alone).
 /// - `typed-get`, `typed-put`, `hand-get`, `hand-put`: the typed bench's calls (a `HabitLog`
 ///   through a typed collection, or its record built and read by hand) on 1k records in memory.
 enum Probe {
@@ -27,7 +31,7 @@ enum Probe {
         case "mutate-new", "commit", "apply": try taps(name, dir: dir)
         case "tap-1m": try tap1M(dir: dir)
         case "durable": try durable(dir: dir)
-        case "batch", "batch-whole", "batch-file", "batch-file-whole": try batches(name, dir: dir)
+        case "batch", "batch-whole", "batch-file", "batch-file-whole", "batch-read": try batches(name, dir: dir)
         case "typed-get", "typed-put", "hand-get", "hand-put": try typed(name)
         default: note("unknown probe \(name)"); exit(2)
         }
@@ -175,6 +179,9 @@ enum Probe {
         if name.hasSuffix("whole") { store.stagingThreshold = .max }
         let batches = (0...5).map { ReadersBench.batch($0) }
         for (i, b) in batches.enumerated() {
+            // batch-read: every record read between batches, as the readers bench's reader
+            // does, so each batch after the first has a full read cache to put back.
+            if name == "batch-read" { for k in 0..<ReadersBench.records { _ = try? store.get("logs", ReadersBench.key(k)) } }
             let ns = try timeNs { try store.serverApply(b) }
             note("probe \(name) batch \(i): \(Double(ns) / 1e6) ms")
         }

@@ -66,6 +66,22 @@ import OptimistTestSupport
         #expect(cache.usage.entries == 1001)
     }
 
+    /// The refill counts each entry's bytes by the value it puts back: a batch that made
+    /// records bigger makes the cache's estimate bigger, by exactly their new sizes.
+    @Test func refillCountsTheNewValuesBytes() {
+        let cache = ReadCache(budget: 1 << 30)
+        for i in 0..<500 { cache.fill(Self.address(i), Self.record(i), ticket: cache.ticket(Self.address(i))) }
+        let before = cache.usage.bytes
+        let big: Record = ["n": .number(1), "note": .string(String(repeating: "x", count: 200)),
+                           "tags": .array([.string(String(repeating: "y", count: 40))])]
+        let grown = RecordCache.footprint(big) - RecordCache.footprint(Self.record(0))
+        #expect(grown > 200)
+        let old = cache.invalidateAll()
+        #expect(cache.usage.bytes == 0)
+        cache.refill(old) { a in Int(a.key.string.dropFirst())! < 100 ? .some(big) : nil }
+        #expect(cache.usage == (entries: 500, bytes: before + 100 * grown))
+    }
+
     @Test func keepsToItsBudget() {
         let each = RecordCache.footprint(Self.record(0))
         let budget = 500 * each

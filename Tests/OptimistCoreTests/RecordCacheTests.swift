@@ -80,6 +80,27 @@ import OptimistTestSupport
         #expect(cache.lookup(Self.address(3)) == .some(nil))
     }
 
+    /// Room reserved ahead changes no answer, and entries inserted with their size given are
+    /// counted as inserted without it; `forEachSized` hands back those sizes.
+    @Test func reservedRoomAndGivenSizesAnswerAsUsual() {
+        var reserved = RecordCache(budget: 1 << 30), plain = RecordCache(budget: 1 << 30)
+        reserved.reserveCapacity(10_000)
+        for i in 0..<9_000 {
+            reserved.insert(Self.address(i), Self.record(i), bytes: RecordCache.footprint(Self.record(i)))
+            plain.insert(Self.address(i), Self.record(i))
+        }
+        #expect(reserved.count == plain.count)
+        #expect(reserved.bytes == plain.bytes)
+        for i in stride(from: 0, to: 9_000, by: 7) { #expect(reserved.lookup(Self.address(i)) == .some(Self.record(i))) }
+        #expect(reserved.lookup(Self.address(9_001)) == nil)
+        var sized = 0
+        reserved.forEachSized { _, value, bytes in
+            #expect(bytes == RecordCache.footprint(value))
+            sized += bytes
+        }
+        #expect(sized == reserved.bytes)
+    }
+
     @Test func updateLeavesAnUncachedAddressUncached() {
         var cache = RecordCache(budget: 1 << 20)
         cache.update(Self.address(1), Self.record(1))

@@ -56,7 +56,11 @@ package struct RecordCache {
     }
 
     package mutating func insert(_ a: RecordAddress, _ value: Record?) {
-        let size = RecordCache.footprint(value)
+        insert(a, value, bytes: RecordCache.footprint(value))
+    }
+
+    /// ``insert(_:_:)`` with the value's ``footprint(_:)`` already known (`bytes`).
+    package mutating func insert(_ a: RecordAddress, _ value: Record?, bytes size: Int) {
         let s = Self.shard(a)
         if let i = slots[s][a] {
             let c = i >> Self.chunkBits, j = i & Self.chunkMask
@@ -131,6 +135,24 @@ package struct RecordCache {
     /// Calls `body` with every entry, in ring order.
     package func forEach(_ body: (RecordAddress, Record?) -> Void) {
         for chunk in chunks { for e in chunk { body(e.address, e.value) } }
+    }
+
+    /// ``forEach(_:)`` with each entry's estimated bytes (its value's ``footprint(_:)``).
+    package func forEachSized(_ body: (RecordAddress, Record?, Int) -> Void) {
+        for chunk in chunks { for e in chunk { body(e.address, e.value, e.bytes) } }
+    }
+
+    /// Room for `n` entries, so that filling an empty cache with them grows no table.
+    package mutating func reserveCapacity(_ n: Int) {
+        // Each shard's share, with slack for the uneven split (a table grows 2x when full).
+        let perShard = n / Self.shardCount + n / (4 * Self.shardCount) + 4
+        for s in slots.indices { slots[s].reserveCapacity(perShard) }
+        let needed = (n + Self.chunkSize - 1) >> Self.chunkBits
+        while chunks.count < needed {
+            var chunk = [Entry]()
+            chunk.reserveCapacity(Self.chunkSize)
+            chunks.append(chunk)
+        }
     }
 
     package mutating func removeAll() {
