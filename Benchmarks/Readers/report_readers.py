@@ -42,6 +42,13 @@ def spread(values, unit, scale=1.0, digits=1):
     return f"{med:,.{digits}f} {unit} ({v[0]:,.{digits}f}–{v[-1]:,.{digits}f})"
 
 
+def kilo(cell):
+    """A spread of thousands, each figure marked k ("–" when there is none)."""
+    if cell == "–":
+        return cell
+    return cell.replace(" (", "k (").replace("–", "k–").replace(")", "k)")
+
+
 def parse_columns(argv):
     """[(label, rows)] from --before/--after or --column LABEL files..."""
     columns, label, files = [], None, []
@@ -94,7 +101,7 @@ def main(argv):
             ("the five batches, writer's time", "",
              lambda rows: spread(pick(rows, "get_beside_batches", store, "writer_ms"), "ms", 1, 0)),
             ("gets/s alone", "",
-             lambda rows: spread(pick(rows, "gets_per_second", store, "alone"), "", 1e-3, 0) .replace(" (", "k (").replace("–", "k–").replace(")", "k)")),
+             lambda rows: kilo(spread(pick(rows, "gets_per_second", store, "alone"), "", 1e-3, 0))),
             ("gets/s beside batches ÷ alone", "≥ 80%",
              lambda rows: spread(pick(rows, "gets_per_second", store, "ratio_batches"), "%", 100, 0)),
             ("gets/s beside taps ÷ alone", "≥ 80%",
