@@ -42,6 +42,11 @@ def spread(values, unit, scale=1.0, digits=1):
     return f"{med:,.{digits}f} {unit} ({v[0]:,.{digits}f}–{v[-1]:,.{digits}f})"
 
 
+def spreads(rows, bench, store, fields, unit, scale, digits):
+    """Several fields' spreads in one cell, separated by slashes."""
+    return " / ".join(spread(pick(rows, bench, store, f), unit, scale, digits) for f in fields)
+
+
 def kilo(cell):
     """A spread of thousands, each figure marked k ("–" when there is none)."""
     if cell == "–":
@@ -107,23 +112,19 @@ def main(argv):
             ("gets/s beside taps ÷ alone", "≥ 80%",
              lambda rows: spread(pick(rows, "gets_per_second", store, "ratio_taps"), "%", 100, 0)),
             ("reader's share of its time running: alone / beside batches / beside taps", "",
-             lambda rows: " / ".join(spread(pick(rows, "gets_per_second", store, f), "%", 100, 0)
-                                     for f in ("cpu_share_alone", "cpu_share_batches", "cpu_share_taps"))),
+             lambda rows: spreads(rows, "gets_per_second", store, ("cpu_share_alone", "cpu_share_batches", "cpu_share_taps"), "%", 100, 0)),
             ("gets per reader CPU-second beside batches ÷ alone", "",
              lambda rows: spread(pick(rows, "gets_per_second", store, "cpu_ratio_batches"), "%", 100, 0)),
             ("gets per reader CPU-second beside taps ÷ alone", "",
              lambda rows: spread(pick(rows, "gets_per_second", store, "cpu_ratio_taps"), "%", 100, 0)),
             ("reader's sleeps a second (voluntary switches) beside batches / taps", "",
-             lambda rows: " / ".join(spread(pick(rows, "gets_per_second", store, f), "", 1, 0)
-                                     for f in ("sleeps_per_s_batches", "sleeps_per_s_taps"))),
+             lambda rows: spreads(rows, "gets_per_second", store, ("sleeps_per_s_batches", "sleeps_per_s_taps"), "", 1, 0)),
             ("mutate+commit/s, two threads ÷ one", "≥ 100%",
              lambda rows: spread(pick(rows, "writers", store, "ratio"), "%", 100, 0)),
             ("vCPUs busy (process CPU ÷ wall, flush included): one writer / two", "",
-             lambda rows: " / ".join(spread(pick(rows, "writers", store, f), "", 1, 2)
-                                     for f in ("cpus_busy_one", "cpus_busy_two"))),
+             lambda rows: spreads(rows, "writers", store, ("cpus_busy_one", "cpus_busy_two"), "", 1, 2)),
             ("process CPU per mutate+commit: one writer / two", "",
-             lambda rows: " / ".join(spread(pick(rows, "writers", store, f), "µs", 1e-3, 1)
-                                     for f in ("cpu_ns_per_pair_one", "cpu_ns_per_pair_two"))),
+             lambda rows: spreads(rows, "writers", store, ("cpu_ns_per_pair_one", "cpu_ns_per_pair_two"), "µs", 1e-3, 1)),
             ("single-threaded get, median", "no slower",
              lambda rows: spread(pick(rows, "writers", store, "get_median_us"), "µs", 1, 2)),
             ("single-threaded mutate+commit, median", "no slower",
