@@ -253,4 +253,22 @@ import OptimistTestSupport
         #expect(try Op.decode(text) == ops)
         #expect(throws: OptimistError.self) { try Op.decode(#"[{"op":"zap","coll":"c","key":"k"}]"#) }
     }
+
+    /// `sameStorage` is true only for one dictionary (or two nils): an equal record built
+    /// apart is "maybe not", never "same".
+    @Test func sameStorageMeansOneDictionary() {
+        let r: Record = ["n": .number(1), "s": .string("a string longer than fifteen bytes")]
+        let copy = r
+        var apart: Record = [:]
+        for (k, v) in r { apart[k] = v }
+        var changed = r
+        changed["n"] = .number(2)
+        #expect(Record.sameStorage(r, copy))
+        #expect(Record.sameStorage(nil, nil))
+        #expect(!Record.sameStorage(r, nil))
+        #expect(!Record.sameStorage(nil, r))
+        #expect(apart == r && !Record.sameStorage(r, apart))
+        #expect(!Record.sameStorage(r, changed))
+        #expect(Record.sameStorage(copy, r))
+    }
 }

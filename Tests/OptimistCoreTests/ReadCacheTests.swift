@@ -121,6 +121,34 @@ import OptimistTestSupport
         while !holder.isFinished { usleep(1000) }
     }
 
+    /// A commit that leaves the visible value as it was (the key's only mutation, committed
+    /// as sent) keeps the record's entry; one that leaves another mutation pending on the key,
+    /// or that the server changed, drops it. Either way a get returns the visible value.
+    @Test func aCommitThatChangesNothingVisibleKeepsTheEntry() throws {
+        let s = Store()
+        try s.defineView("n", collection: "c", kind: .sum(field: "n"))
+        let a = RecordAddress(collection: "c", key: "k")
+        let only = try s.mutate([.put(collection: "c", key: "k", value: Self.record(1))])
+        #expect(try s.get("c", "k") == Self.record(1))  // fills the read cache
+        try s.commit(only)
+        #expect(s.readCache.lookup(a) == .some(Self.record(1)), "the entry went")
+        #expect(try s.viewValue("n") == 1)
+
+        let first = try s.mutate([.put(collection: "c", key: "k", value: Self.record(2))])
+        _ = try s.mutate([.put(collection: "c", key: "k", value: Self.record(3))])
+        #expect(try s.get("c", "k") == Self.record(3))
+        try s.commit(first)  // the second still overlays the key
+        #expect(s.readCache.lookup(a) == nil)
+        #expect(try s.get("c", "k") == Self.record(3))
+
+        let changed = try s.mutate([.put(collection: "c", key: "j", value: Self.record(4))])
+        #expect(try s.get("c", "j") == Self.record(4))
+        try s.commit(changed, serverOps: [.put(collection: "c", key: "j", value: Self.record(5))])
+        #expect(s.readCache.lookup(RecordAddress(collection: "c", key: "j")) == nil)
+        #expect(try s.get("c", "j") == Self.record(5))
+        #expect(try s.viewValue("n") == 8)
+    }
+
     @Test func closingDropsTheCacheAndGetsThenFail() throws {
         let s = Store()
         try s.serverApply([.put(collection: "c", key: "k", value: Self.record(1))])

@@ -310,12 +310,19 @@ final class Engine {
     /// a chain touches the key, and lets it go (V falls back to C) once none does. A restore
     /// passes `mergingIndex: false` and merges each key index once at the end.
     func setVisible(_ c: CollectionState, _ key: Key, _ new: Record?, old: Record?, mergingIndex: Bool = true) {
-        if !c.views.isEmpty {
+        // A refold that finds the value it had (a commit of the key's only mutation: the
+        // confirmed record is the op's own value, as the overlay was) changes neither the
+        // views nor what a cached get returns. The entry still goes while a chain remains: a
+        // staged batch's refill puts entries back with the batch's confirmed values, right
+        // only for keys no pending mutation overlays (see `ReadCache.refill`).
+        let chained = c.chains[key] != nil
+        let same = Record.sameStorage(new, old)
+        if !same, !c.views.isEmpty {
             for v in c.views { v.update(key: key, old: old, new: new) }
             noteViewsTouched(c)
         }
-        readCache?.invalidate(RecordAddress(collection: c.name, key: key))
-        if c.chains[key] != nil {
+        if !same || chained { readCache?.invalidate(RecordAddress(collection: c.name, key: key)) }
+        if chained {
             if c.overlay.updateValue(new, forKey: key) == nil {
                 c.index.insert(key)
                 if mergingIndex && c.index.needsMerge { c.index.prepare(contains: { c.overlay[$0] != nil }) }
