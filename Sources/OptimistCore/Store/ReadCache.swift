@@ -119,7 +119,9 @@ final class ReadCache: @unchecked Sendable {
     /// a visible value meanwhile (every change needs the writers' lock), and because the
     /// publish dropped the entries last in its hold: any other record its hold changed
     /// (a pending key refolded, a pull's outcome) was invalidated before, so it is not among
-    /// them. Without it, a reader's every get after a 100k-record batch would miss once.
+    /// them. (A refold that found the value it had keeps its entry only when no mutation
+    /// overlays the key: its visible value is then its confirmed one, which `changed` gives.)
+    /// Without it, a reader's every get after a 100k-record batch would miss once.
     @inline(never)  // once a batch; kept apart so that a profile can count it alone
     func refill(_ old: [RecordCache], changed: (RecordAddress) -> Record??) {
         for (i, cache) in old.enumerated() {
