@@ -100,25 +100,11 @@ import OptimistTestSupport
         try s.serverApply([.put(collection: "c", key: "cached", value: Self.record(1)),
                            .put(collection: "c", key: "cold", value: Self.record(2))])
         #expect(try s.get("c", "cached") == Self.record(1))  // fills the read cache
-        let holding = DispatchSemaphore(value: 0), answered = DispatchSemaphore(value: 0)
-        let released = Locked(false)
-        let holder = Thread {
-            s.state { _ in
-                holding.signal()
-                _ = answered.wait(timeout: .now() + 10)
-                released.value = true
-            }
-        }
-        holder.start()
-        holding.wait()
-        let value = try s.get("c", "cached")
-        let whileHeld = !released.value
-        answered.signal()
+        let (value, whileHeld) = try readWhileStateLockHeld(s) { try s.get("c", "cached") }
         #expect(value == Self.record(1))
         #expect(whileHeld, "the cached get waited for the state lock")
         // The cold record is read under the lock, which is free again.
         #expect(try s.get("c", "cold") == Self.record(2))
-        while !holder.isFinished { usleep(1000) }
     }
 
     /// A commit that leaves the visible value as it was (the key's only mutation, committed
@@ -157,15 +143,5 @@ import OptimistTestSupport
         try s.close()
         #expect(s.readCacheUsage.entries == 0)
         #expect(throws: OptimistError.self) { try s.get("c", "k") }
-    }
-
-    final class Locked<T: Sendable>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var v: T
-        init(_ v: T) { self.v = v }
-        var value: T {
-            get { lock.withLock { v } }
-            set { lock.withLock { v = newValue } }
-        }
     }
 }

@@ -42,23 +42,9 @@ import OptimistTestSupport
         let s = Store()
         try s.defineView("n", collection: "c", kind: .count)
         try s.serverApply([.put(collection: "c", key: "a", value: ["v": .number(1)])])
-        let holding = DispatchSemaphore(value: 0), answered = DispatchSemaphore(value: 0)
-        let released = ReadCacheTests.Locked(false)
-        let holder = Thread {
-            s.state { _ in
-                holding.signal()
-                _ = answered.wait(timeout: .now() + 10)
-                released.value = true
-            }
-        }
-        holder.start()
-        holding.wait()
-        let value = try s.viewValue("n")
-        let whileHeld = !released.value
-        answered.signal()
+        let (value, whileHeld) = try readWhileStateLockHeld(s) { try s.viewValue("n") }
         #expect(value == 1)
         #expect(whileHeld, "the view read waited for the state lock")
-        while !holder.isFinished { usleep(1000) }
     }
 
     @Test func unknownAndClosed() throws {
