@@ -16,12 +16,13 @@ func timeNs(_ body: () throws -> Void) rethrows -> UInt64 {
     return nowNs() &- t0
 }
 
-/// The calling thread's own CPU time and context switches (`getrusage(RUSAGE_THREAD)`): how
-/// a reader's wall time splits into running, sleeping on a lock (a voluntary switch) and
-/// being preempted (an involuntary one).
+/// CPU time and voluntary context switches (`getrusage`): how a reader's wall time splits
+/// into running and sleeping on a lock (a voluntary switch; a yield or a preemption is not
+/// one), or how busy a process kept the machine's CPUs.
 struct ThreadUsage {
-    var cpuNs: UInt64, voluntary: Int, involuntary: Int
+    var cpuNs: UInt64, voluntary: Int
 
+    /// The calling thread's.
     static func now() -> ThreadUsage { read(__rusage_who_t(1)) }  // RUSAGE_THREAD, which Glibc does not import (a GNU extension)
 
     /// The whole process's (all its threads', the store's own included).
@@ -32,10 +33,10 @@ struct ThreadUsage {
         getrusage(who, &u)
         let cpu = (UInt64(u.ru_utime.tv_sec) + UInt64(u.ru_stime.tv_sec)) &* 1_000_000_000
             &+ (UInt64(u.ru_utime.tv_usec) + UInt64(u.ru_stime.tv_usec)) &* 1000
-        return ThreadUsage(cpuNs: cpu, voluntary: u.ru_nvcsw, involuntary: u.ru_nivcsw)
+        return ThreadUsage(cpuNs: cpu, voluntary: u.ru_nvcsw)
     }
 
     static func - (a: ThreadUsage, b: ThreadUsage) -> ThreadUsage {
-        ThreadUsage(cpuNs: a.cpuNs &- b.cpuNs, voluntary: a.voluntary - b.voluntary, involuntary: a.involuntary - b.involuntary)
+        ThreadUsage(cpuNs: a.cpuNs &- b.cpuNs, voluntary: a.voluntary - b.voluntary)
     }
 }

@@ -121,7 +121,7 @@ enum ReadersBench {
             let ns = nowNs() &- t0
             return (n, ns, ThreadUsage.now() - u0)
         }
-        let none: Reading = (0, 0, ThreadUsage(cpuNs: 0, voluntary: 0, involuntary: 0))
+        let none: Reading = (0, 0, ThreadUsage(cpuNs: 0, voluntary: 0))
         // Alone, for 0.4 s.
         let aloneStop = Flag()
         var alone = none
@@ -185,30 +185,25 @@ enum ReadersBench {
                 if let id = try? s.mutate([.put(collection: "taps", key: k, value: values[i % 4096])]) { try? s.commit(id) }
             }
         }
-        // The process's CPU time beside the wall time (the store file's background writer
-        // included, up to its flush): how busy the machine's vCPUs were, and pairs per
-        // second of CPU, i.e. whether two threads cost more CPU per pair than one.
-        var u0 = ThreadUsage.process()
-        var t0 = nowNs()
-        taps(0..<total, "a")
-        let one = Double(total) / (Double(nowNs() &- t0) / 1e9)
-        try s.flush()
-        var wall = nowNs() &- t0
-        let oneCPU = ThreadUsage.process() - u0
-        let oneBusy = Double(oneCPU.cpuNs) / Double(wall)
-        u0 = ThreadUsage.process()
-        t0 = nowNs()
-        let w1 = spawn { taps(0..<(total / 2), "b") }
-        let w2 = spawn { taps((total / 2)..<total, "c") }
-        join(w1)
-        join(w2)
-        let two = Double(total) / (Double(nowNs() &- t0) / 1e9)
-        try s.flush()
-        wall = nowNs() &- t0
-        let twoCPU = ThreadUsage.process() - u0
-        let twoBusy = Double(twoCPU.cpuNs) / Double(wall)
-        // Single-threaded medians.
-        try s.flush()
+        // Pairs a second, and the process's CPU time beside the wall time (the store file's
+        // background writer included, up to the flush): how busy the machine's vCPUs were,
+        // and whether two threads cost more CPU per pair than one.
+        func measured(_ run: () -> Void) throws -> (rate: Double, busy: Double, cpuNsPerPair: Double) {
+            let u0 = ThreadUsage.process(), t0 = nowNs()
+            run()
+            let rate = Double(total) / (Double(nowNs() &- t0) / 1e9)
+            try s.flush()
+            let cpu = Double((ThreadUsage.process() - u0).cpuNs)
+            return (rate, cpu / Double(nowNs() &- t0), cpu / Double(total))
+        }
+        let one = try measured { taps(0..<total, "a") }
+        let two = try measured {
+            let w1 = spawn { taps(0..<(total / 2), "b") }
+            let w2 = spawn { taps((total / 2)..<total, "c") }
+            join(w1)
+            join(w2)
+        }
+        // Single-threaded medians (the store file's writer idle: `measured` flushed).
         var getNs = [UInt64](), tapNs = [UInt64]()
         // Gets of 4096 records, read once untimed first: all in the cache whatever the
         // history, so the figure compares the read path itself.
@@ -220,12 +215,11 @@ enum ReadersBench {
             })
         }
         let g = Summary(ns: getNs), m = Summary(ns: tapNs)
-        note("readers \(kind) #\(rep): mutate+commit/s one thread \(Int(one)), two threads \(Int(two)) (\(Int(two / one * 100))%), CPUs busy \(oneBusy) / \(twoBusy), CPU per pair \(oneCPU.cpuNs / UInt64(total)) / \(twoCPU.cpuNs / UInt64(total)) ns; get median \(g.median) µs, mutate+commit median \(m.median) µs")
+        note("readers \(kind) #\(rep): mutate+commit/s one thread \(Int(one.rate)), two threads \(Int(two.rate)) (\(Int(two.rate / one.rate * 100))%), CPUs busy \(one.busy) / \(two.busy), CPU per pair \(Int(one.cpuNsPerPair)) / \(Int(two.cpuNsPerPair)) ns; get median \(g.median) µs, mutate+commit median \(m.median) µs")
         emit([("section", .str("readers")), ("bench", .str("writers")), ("store", .str(kind)), ("rep", .int(rep)),
-              ("one_thread", .num(one)), ("two_threads", .num(two)), ("ratio", .num(two / one)),
-              ("cpus_busy_one", .num(oneBusy)), ("cpus_busy_two", .num(twoBusy)),
-              ("cpu_ns_per_pair_one", .num(Double(oneCPU.cpuNs) / Double(total))),
-              ("cpu_ns_per_pair_two", .num(Double(twoCPU.cpuNs) / Double(total))),
+              ("one_thread", .num(one.rate)), ("two_threads", .num(two.rate)), ("ratio", .num(two.rate / one.rate)),
+              ("cpus_busy_one", .num(one.busy)), ("cpus_busy_two", .num(two.busy)),
+              ("cpu_ns_per_pair_one", .num(one.cpuNsPerPair)), ("cpu_ns_per_pair_two", .num(two.cpuNsPerPair)),
               ("get_median_us", .num(g.median)), ("mutate_commit_median_us", .num(m.median))])
     }
 

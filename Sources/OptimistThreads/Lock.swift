@@ -19,7 +19,8 @@ package final class Lock: @unchecked Sendable {
     /// - Parameter spins: how many times a caller of ``lockAsReader()`` or
     ///   ``lockedYielding(_:)`` that finds the lock taken yields and retries before it
     ///   sleeps; each yield costs about a microsecond when the CPU has nothing else to run.
-    ///   0: it sleeps at once.
+    ///   0: it waits for the lock at once (the adaptive mutex's own few microseconds of
+    ///   retries, then a sleep).
     package init(spins: Int = 0) {
         self.spins = spins
         var attr = pthread_mutexattr_t()
@@ -28,8 +29,9 @@ package final class Lock: @unchecked Sendable {
         // Adaptive: a thread that finds it taken tries again for a few microseconds before it
         // sleeps, which covers most holds (a tap, a read-cache probe) without the futex sleep
         // and wake-up. Measured beside taps on a store file: a missing reader's sleeps fell from
-        // ~11,700 to ~1,800 a second, and gets over 1 ms beside five big batches from 156 to
-        // 114 per repetition (BENCHMARKS.md, readers section). Free when the lock is free.
+        // 10,752 to 1,329 a second, and gets over 1 ms beside five big batches from 148 to
+        // 122 per repetition (BENCHMARKS.md, readers section: 2841c0c against e0138f7, which
+        // also made the refill after a batch cheaper). Free when the lock is free.
         // glibc's PTHREAD_MUTEX_ADAPTIVE_NP, which Glibc does not import (a GNU extension).
         pthread_mutexattr_settype(&attr, 3)
         #endif

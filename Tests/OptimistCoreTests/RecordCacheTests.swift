@@ -81,7 +81,7 @@ import OptimistTestSupport
     }
 
     /// Room reserved ahead changes no answer, and entries inserted with their size given are
-    /// counted as inserted without it; `forEachSized` hands back those sizes.
+    /// counted as inserted without it; `forEach` hands back those sizes.
     @Test func reservedRoomAndGivenSizesAnswerAsUsual() {
         var reserved = RecordCache(budget: 1 << 30), plain = RecordCache(budget: 1 << 30)
         reserved.reserveCapacity(10_000)
@@ -94,7 +94,7 @@ import OptimistTestSupport
         for i in stride(from: 0, to: 9_000, by: 7) { #expect(reserved.lookup(Self.address(i)) == .some(Self.record(i))) }
         #expect(reserved.lookup(Self.address(9_001)) == nil)
         var sized = 0
-        reserved.forEachSized { _, value, bytes in
+        reserved.forEach { _, value, bytes in
             #expect(bytes == RecordCache.footprint(value))
             sized += bytes
         }

@@ -132,13 +132,9 @@ package struct RecordCache {
         }
     }
 
-    /// Calls `body` with every entry, in ring order.
-    package func forEach(_ body: (RecordAddress, Record?) -> Void) {
-        for chunk in chunks { for e in chunk { body(e.address, e.value) } }
-    }
-
-    /// ``forEach(_:)`` with each entry's estimated bytes (its value's ``footprint(_:)``).
-    package func forEachSized(_ body: (RecordAddress, Record?, Int) -> Void) {
+    /// Calls `body` with every entry, in ring order, and its estimated bytes (its value's
+    /// ``footprint(_:)``).
+    package func forEach(_ body: (RecordAddress, Record?, Int) -> Void) {
         for chunk in chunks { for e in chunk { body(e.address, e.value, e.bytes) } }
     }
 

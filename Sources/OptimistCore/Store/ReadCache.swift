@@ -131,7 +131,7 @@ final class ReadCache: @unchecked Sendable {
             // regrown step by step (a twentieth of the refill's instructions, callgrind).
             s.cache.reserveCapacity(cache.count)
             s.lock.unlock()
-            cache.forEachSized { a, value, bytes in
+            cache.forEach { a, value, bytes in
                 // The new value's size estimate is made outside the shard's lock; an entry
                 // the batch left alone keeps its own.
                 let now = changed(a)
