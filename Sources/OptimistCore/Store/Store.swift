@@ -409,7 +409,10 @@ public final class Store: Sendable {
 
     /// Returns once everything that happened before the call is durable (no-op in memory).
     public func flush() throws(OptimistError) {
-        try read { _ in }
+        // Behind the writers' lock: a change readers already see (its state-lock hold is
+        // over) may still be handing its journal to the sink, and the flush must cover it
+        // (crash_sweep caught a pull's cursor read before a flush and lost after it).
+        try writers.locked { () throws(OptimistError) in try read { _ in } }
         if let error = sink?.takeError() { throw error }
         try sink?.flush()
     }
