@@ -66,6 +66,34 @@ import OptimistTestSupport
         #expect(cache.usage.entries == 1001)
     }
 
+    /// Between a staged batch's publish and its refill, a dropped entry still answers: with
+    /// the batch's value when the batch has the record (a delete as known absent), else with
+    /// its own. A record never cached still misses, and so does everything once a plain
+    /// invalidateAll (a close) dropped it. After the refill the dropped entries are gone.
+    @Test func droppedEntriesAnswerUntilTheRefillPutsThemBack() {
+        let cache = ReadCache(budget: 1 << 30)
+        for i in 0..<1000 { cache.fill(Self.address(i), Self.record(i), ticket: cache.ticket(Self.address(i))) }
+        let changed: (RecordAddress) -> Record?? = { a in
+            let i = Int(a.key.string.dropFirst())!
+            guard i % 2 == 0 else { return nil }
+            return .some(i % 10 == 0 ? nil : Self.record(i + 1))
+        }
+        func want(_ i: Int) -> Record? { i % 10 == 0 ? nil : Self.record(i % 2 == 0 ? i + 1 : i) }
+        let old = cache.invalidateAll(answering: changed)
+        #expect(cache.usage.entries == 0)
+        for i in 0..<1000 { #expect(cache.lookup(Self.address(i)) == .some(want(i)), "\(i)") }
+        #expect(cache.lookup(Self.address(5000)) == nil)
+        cache.refill(old, changed: changed)
+        for i in 0..<1000 { #expect(cache.lookup(Self.address(i)) == .some(want(i)), "\(i)") }
+        #expect(cache.usage.entries == 1000)
+        // The refill let the dropped entries go: an invalidation now leaves a miss.
+        cache.invalidate(Self.address(1))
+        #expect(cache.lookup(Self.address(1)) == nil)
+        // A close's invalidateAll keeps nothing to answer from.
+        _ = cache.invalidateAll()
+        for i in 0..<1000 { #expect(cache.lookup(Self.address(i)) == nil) }
+    }
+
     /// The refill counts each entry's bytes by the value it puts back: a batch that made
     /// records bigger makes the cache's estimate bigger, by exactly their new sizes.
     @Test func refillCountsTheNewValuesBytes() {

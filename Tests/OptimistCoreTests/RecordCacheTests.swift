@@ -30,9 +30,25 @@ import OptimistTestSupport
         for i in 0..<3000 {
             for c: Key in ["c", "d"] {
                 let a = Self.address(i, in: c)
+                #expect(cache.peek(a) == model[a], "\(a)")
                 #expect(cache.lookup(a) == model[a], "\(a)")
             }
         }
+    }
+
+    /// A peek answers as a lookup does but gives no second chance: a trim passes over the
+    /// entries read and evicts the first one only peeked at.
+    @Test func aPeekDoesNotMarkTheEntry() {
+        var cache = RecordCache(budget: 100 * Self.each)
+        for i in 0..<100 { cache.insert(Self.address(i), Self.record(i)) }
+        for i in 0..<100 {
+            if i % 2 == 0 { _ = cache.lookup(Self.address(i)) } else { #expect(cache.peek(Self.address(i)) == .some(Self.record(i))) }
+        }
+        cache.insert(Self.address(100), Self.record(100))
+        cache.trim()
+        #expect(cache.count == 100)
+        #expect(cache.peek(Self.address(1)) == nil, "the first entry only peeked at is evicted")
+        for i in stride(from: 0, to: 100, by: 2) { #expect(cache.peek(Self.address(i)) != nil, "\(i) was read") }
     }
 
     @Test func trimKeepsTheBudgetAndGivesReadEntriesASecondChance() {

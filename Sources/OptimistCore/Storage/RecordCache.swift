@@ -55,6 +55,13 @@ package struct RecordCache {
         return .some(chunks[i >> Self.chunkBits][i & Self.chunkMask].value)
     }
 
+    /// ``lookup(_:)`` without marking the entry referenced: reads only, so a copy shared with
+    /// a thread that iterates it is not copied.
+    @inline(__always) package func peek(_ a: RecordAddress) -> Record?? {
+        guard let i = slots[Self.shard(a)][a] else { return nil }
+        return .some(chunks[i >> Self.chunkBits][i & Self.chunkMask].value)
+    }
+
     package mutating func insert(_ a: RecordAddress, _ value: Record?) {
         insert(a, value, bytes: RecordCache.footprint(value))
     }

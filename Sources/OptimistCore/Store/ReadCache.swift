@@ -10,8 +10,9 @@ import Synchronization
 /// (or nil: known absent). Every change to a visible value drops the entry under the same
 /// lock hold that makes the change (``invalidate(_:)`` from
 /// ``Engine/setVisible(_:_:_:old:mergingIndex:)`` and ``Engine/confirm(_:_:_:old:)``; all
-/// of them at once when a staged batch publishes, ``invalidateAll()``, put back with their
-/// new values by ``refill(_:changed:)``), and counts an invalidation in the shard. A reader
+/// of them at once when a staged batch publishes, ``invalidateAll(answering:)``, put back
+/// with their new values by ``refill(_:changed:)``, and answering meanwhile with those
+/// values), and counts an invalidation in the shard. A reader
 /// adds an entry after it let go of the state lock (``fill(_:_:ticket:)``), and only when its
 /// shard saw no invalidation since it read the value under that lock (``ticket(_:)``). So an
 /// entry always holds the current value, and a get served from here returns the value of some moment
@@ -34,6 +35,11 @@ final class ReadCache: @unchecked Sendable {
         var cache: RecordCache
         /// Counts the shard's invalidations (see ``ticket(_:)``).
         let epoch = Atomic<UInt64>(0)
+        /// From a staged batch's publish until ``refill(_:changed:)`` is done with the shard:
+        /// the entries the publish dropped, and the batch's values, which answer a lookup
+        /// that misses ``cache`` (see ``invalidateAll(answering:)``).
+        var stale: RecordCache?
+        var changed: ((RecordAddress) -> Record??)?
         init(budget: Int) { cache = RecordCache(budget: budget) }
     }
 
@@ -63,7 +69,18 @@ final class ReadCache: @unchecked Sendable {
         let s = shard(a)
         s.lock.lock()
         defer { s.lock.unlock() }
-        return s.cache.lookup(a)
+        if let hit = s.cache.lookup(a) { return hit }
+        guard let stale = s.stale else { return nil }
+        return staleLookup(a, stale, s.changed)
+    }
+
+    /// A lookup in the entries a staged batch's publish dropped and its refill has not put
+    /// back yet: the batch's value if it has the record, else the entry's own (what
+    /// ``refill(_:changed:)`` will put back). Apart, so that an ordinary lookup stays small.
+    @inline(never) private func staleLookup(_ a: RecordAddress, _ stale: RecordCache,
+                                            _ changed: ((RecordAddress) -> Record??)?) -> Record?? {
+        guard let old = stale.peek(a) else { return nil }
+        return changed?(a) ?? old
     }
 
     /// Taken under the state lock with the record's visible value, for ``fill(_:_:ticket:)``
@@ -92,27 +109,42 @@ final class ReadCache: @unchecked Sendable {
         let s = shard(a)
         s.lock.lock()
         defer { s.lock.unlock() }
+        // A staged batch's refill holds the writers' lock from its publish to its end: no
+        // visible value changes while a shard keeps dropped entries.
+        assert(s.stale == nil, "a visible value changed while a staged batch's refill ran")
         s.epoch.add(1, ordering: .relaxed)
         s.cache.remove(a)
     }
 
     /// Every entry goes (a staged batch publishes, the store closes), in O(shards) under the
     /// state lock: the entries are handed back for the caller to free after it lets go (a
-    /// full cache's release takes milliseconds).
-    func invalidateAll() -> [RecordCache] {
+    /// full cache's release takes milliseconds), or to put back (``refill(_:changed:)``).
+    ///
+    /// With `changed` (a staged batch's values: see ``refill(_:changed:)``), each shard keeps
+    /// answering from its dropped entries until the refill has put them back: a lookup that
+    /// misses gets `changed(address)` when that is not nil, else the dropped entry's value.
+    /// Right for the same reason the refill is (nothing changes a visible value until it is
+    /// done). Without it, every get in the tens of milliseconds a 100k-record refill takes
+    /// missed: it read the record under the state lock and filled the entry the refill was
+    /// about to put back.
+    func invalidateAll(answering changed: ((RecordAddress) -> Record??)? = nil) -> [RecordCache] {
         var old = [RecordCache]()
         old.reserveCapacity(shards.count)
         for s in shards {
             s.lock.lock()
             s.epoch.add(1, ordering: .relaxed)
             old.append(s.cache)
+            if let changed {
+                s.stale = s.cache
+                s.changed = changed
+            }
             s.cache = RecordCache(budget: shardBudget)
             s.lock.unlock()
         }
         return old
     }
 
-    /// Puts back the entries ``invalidateAll()`` dropped, each with its value now:
+    /// Puts back the entries ``invalidateAll(answering:)`` dropped, each with its value now:
     /// `changed(address)` when that is not nil (a staged batch's record: its layer's value),
     /// else the entry's own. For a staged batch's writer after its publish, under the
     /// writers' lock only, while readers fill beside it. Sound because nothing else changes
@@ -142,6 +174,13 @@ final class ReadCache: @unchecked Sendable {
                 s.cache.trim()
                 s.lock.unlock()
             }
+            // Every entry is back: the shard answers from its own cache again.
+            s.lock.lock()
+            let stale = s.stale
+            s.stale = nil
+            s.changed = nil
+            s.lock.unlock()
+            withExtendedLifetime(stale) {}  // released outside the shard's lock
         }
     }
 

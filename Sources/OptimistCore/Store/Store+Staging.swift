@@ -53,7 +53,9 @@ extension Store {
                 // Every visible value the batch changed, at once: dropping its records' entries
                 // one by one would cost the batch's size here. Last in the hold, so what the
                 // entries still say is stale only where the layer has the record.
-                let dropped = e.readCache?.invalidateAll()
+                // Until they are put back (below), the dropped entries answer, with the
+                // layer's values where it has the record.
+                let dropped = e.readCache?.invalidateAll(answering: { [layer = staged.layer] in layer.value($0.collection, $0.key) })
                 e.logViews()
                 e.publishViews()
                 let fault = e.storageFault
