@@ -218,7 +218,8 @@ extension BatchWriter {
         for (row, id) in ids.enumerated() {
             let m = batch.mutations[id].unsafelyUnwrapped
             bind(m, to: putMutations, row: Int32(row))
-            Op.appendEncoded(m.ops, to: &texts)
+            // Unsorted: the loader and the CLI decode the ops (the CLI shows them re-encoded).
+            Op.appendEncoded(m.ops, to: &texts, sorted: false)
             ends.append(texts.count)
         }
         try putMutations.run(texts: texts, ends: ends) { row in Int32(row) * 10 + 2 }
