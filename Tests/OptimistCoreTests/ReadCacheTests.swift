@@ -44,49 +44,50 @@ import OptimistTestSupport
         #expect(cache.usage.entries == 0, "fills read before the drop were kept")
     }
 
-    /// After a staged batch: the dropped entries come back, the batch's records with their
+    /// A staged batch's values, for the set-aside tests: it changed the even records and
+    /// deleted each tenth (nil: a record it does not have).
+    static func batch(_ a: RecordAddress) -> Record?? {
+        let i = Int(a.key.string.dropFirst())!
+        guard i % 2 == 0 else { return nil }
+        return .some(i % 10 == 0 ? nil : record(i + 1))
+    }
+
+    /// Record `i`'s visible value after ``batch(_:)``.
+    static func afterBatch(_ i: Int) -> Record? { i % 10 == 0 ? nil : record(i % 2 == 0 ? i + 1 : i) }
+
+    /// After a staged batch: the entries set aside come back, the batch's records with their
     /// new values (a delete as known absent), the others as they were; a reader's fill made
-    /// meanwhile (with a ticket from after the drop) stays.
+    /// meanwhile (with a ticket from after the publish) stays.
     @Test func refillPutsBackTheDroppedEntriesWithTheBatchsValues() {
         let cache = ReadCache(budget: 1 << 30)
         for i in 0..<1000 { cache.fill(Self.address(i), Self.record(i), ticket: cache.ticket(Self.address(i))) }
-        let old = cache.invalidateAll()
+        cache.setAside(answering: Self.batch)
         cache.fill(Self.address(2000), Self.record(2000), ticket: cache.ticket(Self.address(2000)))
-        // The batch changed the even records and deleted each tenth.
-        cache.refill(old) { a in
-            let i = Int(a.key.string.dropFirst())!
-            guard i % 2 == 0 else { return nil }
-            return .some(i % 10 == 0 ? nil : Self.record(i + 1))
-        }
-        for i in 0..<1000 {
-            let want: Record? = i % 10 == 0 ? nil : Self.record(i % 2 == 0 ? i + 1 : i)
-            #expect(cache.lookup(Self.address(i)) == .some(want), "\(i)")
-        }
+        cache.refill()
+        for i in 0..<1000 { #expect(cache.lookup(Self.address(i)) == .some(Self.afterBatch(i)), "\(i)") }
         #expect(cache.lookup(Self.address(2000)) == .some(Self.record(2000)))
         #expect(cache.usage.entries == 1001)
     }
 
-    /// Between a staged batch's publish and its refill, a dropped entry still answers: with
-    /// the batch's value when the batch has the record (a delete as known absent), else with
-    /// its own. A record never cached still misses, and so does everything once a plain
-    /// invalidateAll (a close) dropped it. After the refill the dropped entries are gone.
+    /// Between a staged batch's publish and its refill, an entry set aside still answers:
+    /// with the batch's value when the batch has the record (a delete as known absent), else
+    /// with its own. A record never cached still misses, a fill read before the publish is
+    /// refused, and everything misses once a plain invalidateAll (a close) dropped it. After
+    /// the refill the entries set aside are gone.
     @Test func droppedEntriesAnswerUntilTheRefillPutsThemBack() {
         let cache = ReadCache(budget: 1 << 30)
         for i in 0..<1000 { cache.fill(Self.address(i), Self.record(i), ticket: cache.ticket(Self.address(i))) }
-        let changed: (RecordAddress) -> Record?? = { a in
-            let i = Int(a.key.string.dropFirst())!
-            guard i % 2 == 0 else { return nil }
-            return .some(i % 10 == 0 ? nil : Self.record(i + 1))
-        }
-        func want(_ i: Int) -> Record? { i % 10 == 0 ? nil : Self.record(i % 2 == 0 ? i + 1 : i) }
-        let old = cache.invalidateAll(answering: changed)
+        let early = cache.ticket(Self.address(5000))
+        cache.setAside(answering: Self.batch)
         #expect(cache.usage.entries == 0)
-        for i in 0..<1000 { #expect(cache.lookup(Self.address(i)) == .some(want(i)), "\(i)") }
+        for i in 0..<1000 { #expect(cache.lookup(Self.address(i)) == .some(Self.afterBatch(i)), "\(i)") }
         #expect(cache.lookup(Self.address(5000)) == nil)
-        cache.refill(old, changed: changed)
-        for i in 0..<1000 { #expect(cache.lookup(Self.address(i)) == .some(want(i)), "\(i)") }
+        cache.fill(Self.address(5000), Self.record(5000), ticket: early)
+        #expect(cache.lookup(Self.address(5000)) == nil, "a fill read before the publish was kept")
+        cache.refill()
+        for i in 0..<1000 { #expect(cache.lookup(Self.address(i)) == .some(Self.afterBatch(i)), "\(i)") }
         #expect(cache.usage.entries == 1000)
-        // The refill let the dropped entries go: an invalidation now leaves a miss.
+        // The refill let the entries set aside go: an invalidation now leaves a miss.
         cache.invalidate(Self.address(1))
         #expect(cache.lookup(Self.address(1)) == nil)
         // A close's invalidateAll keeps nothing to answer from.
@@ -104,9 +105,9 @@ import OptimistTestSupport
                            "tags": .array([.string(String(repeating: "y", count: 40))])]
         let grown = RecordCache.footprint(big) - RecordCache.footprint(Self.record(0))
         #expect(grown > 200)
-        let old = cache.invalidateAll()
+        cache.setAside { a in Int(a.key.string.dropFirst())! < 100 ? .some(big) : nil }
         #expect(cache.usage.bytes == 0)
-        cache.refill(old) { a in Int(a.key.string.dropFirst())! < 100 ? .some(big) : nil }
+        cache.refill()
         #expect(cache.usage == (entries: 500, bytes: before + 100 * grown))
     }
 

@@ -10,9 +10,9 @@ import Synchronization
 /// (or nil: known absent). Every change to a visible value drops the entry under the same
 /// lock hold that makes the change (``invalidate(_:)`` from
 /// ``Engine/setVisible(_:_:_:old:mergingIndex:)`` and ``Engine/confirm(_:_:_:old:)``; all
-/// of them at once when a staged batch publishes, ``invalidateAll(answering:)``, put back
-/// with their new values by ``refill(_:changed:)``, and answering meanwhile with those
-/// values), and counts an invalidation in the shard. A reader
+/// of them at once when a staged batch publishes, ``setAside(answering:)``, put back with
+/// their new values by ``refill()``, and answering meanwhile with those values), and counts
+/// an invalidation in the shard. A reader
 /// adds an entry after it let go of the state lock (``fill(_:_:ticket:)``), and only when its
 /// shard saw no invalidation since it read the value under that lock (``ticket(_:)``). So an
 /// entry always holds the current value, and a get served from here returns the value of some moment
@@ -35,11 +35,9 @@ final class ReadCache: @unchecked Sendable {
         var cache: RecordCache
         /// Counts the shard's invalidations (see ``ticket(_:)``).
         let epoch = Atomic<UInt64>(0)
-        /// From a staged batch's publish until ``refill(_:changed:)`` is done with the shard:
-        /// the entries the publish dropped, and the batch's values, which answer a lookup
-        /// that misses ``cache`` (see ``invalidateAll(answering:)``).
-        var stale: RecordCache?
-        var changed: ((RecordAddress) -> Record??)?
+        /// From a staged batch's publish until ``refill()`` is done with the shard: the
+        /// entries the publish set aside, and the batch's values (see ``setAside(answering:)``).
+        var aside: (entries: RecordCache, changed: (RecordAddress) -> Record??)?
         init(budget: Int) { cache = RecordCache(budget: budget) }
     }
 
@@ -70,17 +68,17 @@ final class ReadCache: @unchecked Sendable {
         s.lock.lock()
         defer { s.lock.unlock() }
         if let hit = s.cache.lookup(a) { return hit }
-        guard let stale = s.stale else { return nil }
-        return staleLookup(a, stale, s.changed)
+        guard let aside = s.aside else { return nil }
+        return lookupAside(a, aside)
     }
 
-    /// A lookup in the entries a staged batch's publish dropped and its refill has not put
+    /// A lookup in the entries a staged batch's publish set aside and its refill has not put
     /// back yet: the batch's value if it has the record, else the entry's own (what
-    /// ``refill(_:changed:)`` will put back). Apart, so that an ordinary lookup stays small.
-    @inline(never) private func staleLookup(_ a: RecordAddress, _ stale: RecordCache,
-                                            _ changed: ((RecordAddress) -> Record??)?) -> Record?? {
-        guard let old = stale.peek(a) else { return nil }
-        return changed?(a) ?? old
+    /// ``refill()`` will put back). Apart, so that an ordinary lookup stays small.
+    @inline(never) private func lookupAside(_ a: RecordAddress,
+                                            _ aside: (entries: RecordCache, changed: (RecordAddress) -> Record??)) -> Record?? {
+        guard let old = aside.entries.peek(a) else { return nil }
+        return aside.changed(a) ?? old
     }
 
     /// Taken under the state lock with the record's visible value, for ``fill(_:_:ticket:)``
@@ -110,59 +108,70 @@ final class ReadCache: @unchecked Sendable {
         s.lock.lock()
         defer { s.lock.unlock() }
         // A staged batch's refill holds the writers' lock from its publish to its end: no
-        // visible value changes while a shard keeps dropped entries.
-        assert(s.stale == nil, "a visible value changed while a staged batch's refill ran")
+        // visible value changes while a shard keeps entries set aside.
+        assert(s.aside == nil, "a visible value changed while a staged batch's refill ran")
         s.epoch.add(1, ordering: .relaxed)
         s.cache.remove(a)
     }
 
-    /// Every entry goes (a staged batch publishes, the store closes), in O(shards) under the
-    /// state lock: the entries are handed back for the caller to free after it lets go (a
-    /// full cache's release takes milliseconds), or to put back (``refill(_:changed:)``).
-    ///
-    /// With `changed` (a staged batch's values: see ``refill(_:changed:)``), each shard keeps
-    /// answering from its dropped entries until the refill has put them back: a lookup that
-    /// misses gets `changed(address)` when that is not nil, else the dropped entry's value.
-    /// Right for the same reason the refill is (nothing changes a visible value until it is
-    /// done). Without it, every get in the tens of milliseconds a 100k-record refill takes
-    /// missed: it read the record under the state lock and filled the entry the refill was
-    /// about to put back.
-    func invalidateAll(answering changed: ((RecordAddress) -> Record??)? = nil) -> [RecordCache] {
+    /// Every entry goes (the store closes), in O(shards) under the state lock: the entries
+    /// are handed back for the caller to free after it lets go (a full cache's release takes
+    /// milliseconds).
+    func invalidateAll() -> [RecordCache] {
         var old = [RecordCache]()
         old.reserveCapacity(shards.count)
         for s in shards {
             s.lock.lock()
             s.epoch.add(1, ordering: .relaxed)
             old.append(s.cache)
-            if let changed {
-                s.stale = s.cache
-                s.changed = changed
-            }
             s.cache = RecordCache(budget: shardBudget)
             s.lock.unlock()
         }
         return old
     }
 
-    /// Puts back the entries ``invalidateAll(answering:)`` dropped, each with its value now:
+    /// A staged batch publishes: every entry goes, in O(shards) under the state lock, into
+    /// its shard's set-aside entries, which ``refill()`` puts back with the batch's values
+    /// (`changed(address)`: nil for a record the batch does not have).
+    ///
+    /// Until then, a lookup that misses the shard's fresh cache is answered from them:
+    /// `changed(address)` when that is not nil, else the entry's own value. Right for the
+    /// same reason the refill is (nothing changes a visible value until it is done). Without
+    /// it, every get in the tens of milliseconds a 100k-record refill takes missed: it read
+    /// the record under the state lock and filled the entry the refill was about to put back.
+    func setAside(answering changed: @escaping (RecordAddress) -> Record??) {
+        for s in shards {
+            s.lock.lock()
+            s.epoch.add(1, ordering: .relaxed)
+            s.aside = (s.cache, changed)
+            s.cache = RecordCache(budget: shardBudget)
+            s.lock.unlock()
+        }
+    }
+
+    /// Puts back the entries ``setAside(answering:)`` set aside, each with its value now:
     /// `changed(address)` when that is not nil (a staged batch's record: its layer's value),
     /// else the entry's own. For a staged batch's writer after its publish, under the
     /// writers' lock only, while readers fill beside it. Sound because nothing else changes
     /// a visible value meanwhile (every change needs the writers' lock), and because the
-    /// publish dropped the entries last in its hold: any other record its hold changed
+    /// publish set the entries aside last in its hold: any other record its hold changed
     /// (a pending key refolded, a pull's outcome) was invalidated before, so it is not among
     /// them. (A refold that found the value it had keeps its entry only when no mutation
     /// overlays the key: its visible value is then its confirmed one, which `changed` gives.)
     /// Without it, a reader's every get after a 100k-record batch would miss once.
     @inline(never)  // once a batch; kept apart so that a profile can count it alone
-    func refill(_ old: [RecordCache], changed: (RecordAddress) -> Record??) {
-        for (i, cache) in old.enumerated() {
-            let s = shards[i]
+    func refill() {
+        for s in shards {
             s.lock.lock()
+            guard let (cache, changed) = s.aside else {
+                s.lock.unlock()
+                continue
+            }
             // The publish left a fresh shard: room for them all at once, rather than tables
             // regrown step by step (a twentieth of the refill's instructions, callgrind).
             s.cache.reserveCapacity(cache.count)
             s.lock.unlock()
+            // Read only, here and by the readers' lookups (`peek`): never copied.
             cache.forEach { a, value, bytes in
                 // The new value's size estimate is made outside the shard's lock; an entry
                 // the batch left alone keeps its own.
@@ -174,13 +183,11 @@ final class ReadCache: @unchecked Sendable {
                 s.cache.trim()
                 s.lock.unlock()
             }
-            // Every entry is back: the shard answers from its own cache again.
+            // Every entry is back: the shard answers from its own cache again. The entries
+            // set aside are released with `cache`, outside the shard's lock.
             s.lock.lock()
-            let stale = s.stale
-            s.stale = nil
-            s.changed = nil
+            s.aside = nil
             s.lock.unlock()
-            withExtendedLifetime(stale) {}  // released outside the shard's lock
         }
     }
 

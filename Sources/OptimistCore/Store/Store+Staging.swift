@@ -46,26 +46,25 @@ extension Store {
             // 3. Build, with no state lock held.
             let staged = try e.buildStage(ops, read: found)
             // 4. Publish: the whole batch at once (and a pull's outcomes and cursor with it).
-            let inner = try state { e throws(OptimistError) -> (Delivery?, OptimistError?, [RecordCache]?) in
+            let inner = try state { e throws(OptimistError) -> (Delivery?, OptimistError?) in
                 try e.prefetchPullOutcomes(outcomes)
                 e.publishStage(staged)
                 if !outcomes.isEmpty || cursor != nil { e.applyPullOutcomes(outcomes, cursor: cursor) }
                 // Every visible value the batch changed, at once: dropping its records' entries
                 // one by one would cost the batch's size here. Last in the hold, so what the
-                // entries still say is stale only where the layer has the record.
-                // Until they are put back (below), the dropped entries answer, with the
-                // layer's values where it has the record.
-                let dropped = e.readCache?.invalidateAll(answering: { [layer = staged.layer] in layer.value($0.collection, $0.key) })
+                // entries still say is stale only where the layer has the record; until they
+                // are put back (below), they answer, with the layer's values where it has one.
+                e.readCache?.setAside { [layer = staged.layer] in layer.value($0.collection, $0.key) }
                 e.logViews()
                 e.publishViews()
                 let fault = e.storageFault
                 e.storageFault = nil
                 // Outcomes touch records outside the layer, which only the lock may read.
-                return (outcomes.isEmpty ? nil : e.takeDelivery(), fault, dropped)
+                return (outcomes.isEmpty ? nil : e.takeDelivery(), fault)
             }
             // The read cache's entries come back, those of the batch's records with their
-            // new values (see ``ReadCache/refill(_:changed:)``).
-            if let dropped = inner.2 { e.readCache?.refill(dropped) { staged.layer.value($0.collection, $0.key) } }
+            // new values (see ``ReadCache/refill()``).
+            e.readCache?.refill()
             // Every record the batch touched is in the layer or has an overlay: the
             // listeners' values are read from those, outside the lock.
             let delivery = inner.0 ?? e.takeDelivery()
