@@ -116,7 +116,9 @@ final class Engine {
     /// The sync running on this store, if any.
     var attachment: (any StoreAttachment)?
 
-    /// Entries for the persistence layer; nil for an in-memory store.
+    /// Entries for the persistence layer; nil for an in-memory store. Written and read by
+    /// writers alone (readers never journal), so a change hands it over after its state-lock
+    /// hold, under the writers' lock (see `Store.change`).
     var journal: [JournalEntry]?
 
     /// The sync's pull cursor (opaque, from the server); persisted with the store.

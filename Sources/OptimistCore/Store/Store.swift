@@ -128,8 +128,8 @@ public final class Store: Sendable {
     ) throws(OptimistError) -> R {
         let (result, delivery, wake, fault) = try writers.lockedYielding {
             () throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
-            let (r, journal, delivery, wake, fault) = try publishing {
-                () throws(OptimistError) -> (R, [JournalEntry]?, Delivery, (any StoreAttachment)?, OptimistError?) in
+            let (r, delivery, wake, fault) = try publishing {
+                () throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
                 let e = engine
                 guard !e.closed else { throw OptimistError.misuse("the store is closed") }
                 if let error = sink?.takeError() { throw error }
@@ -142,15 +142,21 @@ public final class Store: Sendable {
                 }
                 e.logViews()
                 e.publishViews()
-                let journal = e.takeJournal()
                 let queued = cause == .mutate || cause == .retry
                 // A read that failed after the call's prefetch (see ``Engine/visible(_:_:)``): the
                 // call's changes stand and are delivered, and the caller hears of the failure.
                 let fault = e.storageFault
                 e.storageFault = nil
-                return (r, journal, e.takeDelivery(), queued ? e.attachment : nil, fault)
+                return (r, e.takeDelivery(), queued ? e.attachment : nil, fault)
             }
-            if let journal { sink?.append(journal) }
+            // The journal is handed over from where the engine wrote it, then emptied in
+            // place: only writers touch it, and this one still holds the writers' lock. (Taken
+            // out under the state lock, the buffer was shared when emptied, so every call
+            // allocated a new one.)
+            if let sink, engine.journal?.isEmpty == false {
+                sink.append(engine.journal!)
+                engine.journal!.removeAll(keepingCapacity: true)
+            }
             upkeepIfDue()
             return (r, delivery, wake, fault)
         }
