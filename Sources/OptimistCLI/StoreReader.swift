@@ -1,13 +1,13 @@
 import OptimistCore
 
 /// Reads a store file's copy (see ``FileSnapshot``) in one read transaction, by the layout
-/// the file says it has (`PRAGMA user_version`): versions 1 to 3 are known; a newer one is
+/// the file says it has (`PRAGMA user_version`): versions 1 to 5 are known; a newer one is
 /// read for what it shares with them, with a warning.
 final class StoreReader {
     /// "OPTM", the library's `PRAGMA application_id`.
     static let applicationID: Int64 = 0x4F50_544D
     /// The newest layout this tool knows.
-    static let knownVersion: Int64 = 4
+    static let knownVersion: Int64 = 5
 
     let db: Database
     let version: Int64
@@ -75,7 +75,13 @@ final class StoreReader {
             }
             if let status, st != status { continue }
             let ops: [Op]
-            do { ops = try Op.decode(r.text(1) ?? "") } catch { throw .damaged("the ops of mutation \(id) do not decode: \(error)") }
+            // Packed (layout 5 on) or, in rows written before, JSON text.
+            let stored = r.bytes(1)
+            if PackedOps.isPacked(stored) {
+                do { ops = try PackedOps.decode(stored) } catch { throw .damaged("the ops of mutation \(id) do not decode: \(error)") }
+            } else {
+                do { ops = try Op.decode(r.text(1) ?? "") } catch { throw .damaged("the ops of mutation \(id) do not decode: \(error)") }
+            }
             guard !ops.isEmpty else { throw .damaged("mutation \(id) has no ops") }
             out.append(MutationRecord(
                 id: id, ops: ops, status: st, attempts: Int(r.int64(3)), nextAttemptAt: r.int64(4),

@@ -159,7 +159,7 @@ final class BatchWriter {
         for id in ids[at...] {
             let m = batch.mutations[id].unsafelyUnwrapped
             bind(m, to: putMutation, row: 0)
-            try putMutation.run(text: Op.encodedBytes(m.ops), at: 2)
+            try putMutation.run(blob: PackedOps.bytes(m.ops), at: 2)
         }
         try writeEnded(batch.endedInOrder ? batch.ended : batch.ended.sorted { $0.id < $1.id })
         if let cursor = batch.syncCursor {
@@ -208,21 +208,20 @@ extension BatchWriter {
         if m.queuePosition == m.id { statement.bindNull(at + 10) } else { statement.bind(at + 10, Int64(bitPattern: m.queuePosition)) }
     }
 
-    /// Saves ``rowsPerStatement`` mutations with one statement; their ops' JSON is
-    /// written one after another into one buffer, bound in place.
+    /// Saves ``rowsPerStatement`` mutations with one statement; their packed ops
+    /// (``PackedOps``) are written one after another into one buffer, bound in place.
     private func writeMutations(_ ids: ArraySlice<MutationID>, of batch: JournalBatch) throws(OptimistError) {
-        var texts: [UInt8] = []
-        texts.reserveCapacity(ids.count * 256)
+        var packed: [UInt8] = []
+        packed.reserveCapacity(ids.count * 256)
         var ends: [Int] = []
         ends.reserveCapacity(ids.count)
         for (row, id) in ids.enumerated() {
             let m = batch.mutations[id].unsafelyUnwrapped
             bind(m, to: putMutations, row: Int32(row))
-            // Unsorted: the loader and the CLI decode the ops (the CLI shows them re-encoded).
-            Op.appendEncoded(m.ops, to: &texts, sorted: false)
-            ends.append(texts.count)
+            PackedOps.append(m.ops, to: &packed)
+            ends.append(packed.count)
         }
-        try putMutations.run(texts: texts, ends: ends) { row in Int32(row) * 10 + 2 }
+        try putMutations.run(texts: packed, ends: ends, blobs: true) { row in Int32(row) * 10 + 2 }
     }
 
     /// Deletes the rows of ended mutations an earlier batch wrote, and sets their codes in

@@ -77,6 +77,11 @@ enum Schema {
             kind TEXT NOT NULL,
             confirmed_value REAL NOT NULL) WITHOUT ROWID;
         """),
+        // 4 → 5: a mutation's ops are written packed (``PackedOps``, a BLOB), no longer as
+        // JSON text. Rows already in the file stay text and still load, so nothing is
+        // rewritten; the step is the version, which tells an older library that it cannot
+        // read the new rows (it reports the file as newer, not as damaged).
+        .code { _ in },
     ]
 
     static var currentVersion: Int64 { Int64(migrations.count) }

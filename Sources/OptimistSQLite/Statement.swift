@@ -100,12 +100,14 @@ final class Statement {
     /// Runs a statement with several rows' TEXT in one buffer, each bound in place: row `n`'s
     /// bytes end at `ends[n]` (and start where the row before ends) and go to parameter
     /// `parameter(n)`. The caller bound every other parameter for this run; the texts are
-    /// unbound before this returns, as in ``run(text:at:)``.
-    func run(texts: [UInt8], ends: [Int], parameter: (Int) -> Int32) throws(OptimistError) {
+    /// unbound before this returns, as in ``run(text:at:)``. With `blobs`, the bytes are bound
+    /// as BLOBs instead (mutations' packed ops).
+    func run(texts: [UInt8], ends: [Int], blobs: Bool = false, parameter: (Int) -> Int32) throws(OptimistError) {
         try texts.withUnsafeBufferPointer { all throws(OptimistError) in
             var start = 0
             for (n, end) in ends.enumerated() {
-                bindNoCopy(parameter(n), UnsafeBufferPointer(rebasing: all[start..<end]))
+                let bytes = UnsafeBufferPointer(rebasing: all[start..<end])
+                if blobs { bindBlobNoCopy(parameter(n), bytes) } else { bindNoCopy(parameter(n), bytes) }
                 start = end
             }
             defer {
@@ -121,6 +123,23 @@ final class Statement {
     private func bindNoCopy(_ i: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
         if bytes.isEmpty { sqlite3_bind_text(stmt, i, "", 0, transient); return }
         bytes.withMemoryRebound(to: CChar.self) { _ = sqlite3_bind_text(stmt, i, $0.baseAddress, Int32($0.count), nil) }
+    }
+
+    /// Binds bytes as a BLOB by address only; the packed ops bound here are never empty.
+    private func bindBlobNoCopy(_ i: Int32, _ bytes: UnsafeBufferPointer<UInt8>) {
+        _ = sqlite3_bind_blob(stmt, i, bytes.baseAddress, Int32(bytes.count), nil)
+    }
+
+    /// Runs the statement with `bytes` bound as a BLOB to parameter `i` (see ``run(text:at:)``).
+    func run(blob bytes: [UInt8], at i: Int32) throws(OptimistError) {
+        try bytes.withUnsafeBufferPointer { buf throws(OptimistError) in
+            bindBlobNoCopy(i, buf)
+            defer {
+                sqlite3_reset(stmt)
+                sqlite3_bind_null(stmt, i)
+            }
+            while try step() {}
+        }
     }
 
     private func run(text buf: UnsafeBufferPointer<UInt8>, at i: Int32) throws(OptimistError) {

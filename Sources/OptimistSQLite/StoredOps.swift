@@ -2,15 +2,17 @@ import OptimistCore
 
 /// Decodes a mutation's stored ops.
 ///
-/// The store writes ops as ``Op/encode(_:)``'s text (its bytes, `Op.encodedBytes`), canonical
-/// JSON whose layout is fixed: an array of objects with members in byte order (`coll`,
-/// `delta`, `field`, `key`, `op`, `value`). Reopening a store with many pending mutations is
-/// dominated by decoding them, so that exact layout is read directly (only a record value
-/// goes through the JSON parser, where it stands), skipping the dictionary the generic parser
-/// would build for each op. Anything else (escapes in a name, another member order, a damaged
-/// row) takes the generic path, which also reports errors.
+/// The store writes them packed (``PackedOps``, layout version 5 on). Rows written before hold
+/// ``Op/encode(_:)``'s text: JSON whose layout was fixed, an array of objects with members in
+/// byte order (`coll`, `delta`, `field`, `key`, `op`, `value`). That exact layout is read
+/// directly (only a record value goes through the JSON parser, where it stands), skipping the
+/// dictionary the generic parser would build for each op. Anything else (escapes in a name,
+/// another member order, a damaged row) takes the generic path, which also reports errors.
 enum StoredOps {
     static func decode(_ b: UnsafeBufferPointer<UInt8>, id: MutationID) throws(OptimistError) -> [Op] {
+        if PackedOps.isPacked(b) {
+            do { return try PackedOps.decode(b) } catch { throw .corrupt("mutation \(id): packed ops: \(error)") }
+        }
         var scanner = Scanner(bytes: b)
         if let ops = scanner.ops(), !ops.isEmpty { return ops }
         return try generic(b, id)

@@ -231,8 +231,8 @@ import OptimistTestSupport
         #expect(try JSONParser.parse(String(decoding: unsorted, as: UTF8.self)) == .object(record))
     }
 
-    /// The store file's writer encodes ops straight from them: the same text as their JSON
-    /// objects written by the general writer.
+    /// Ops are encoded straight from them: the same text as their JSON objects written by the
+    /// general writer.
     @Test func opsEncodeAsTheirObjects() throws {
         let long = String(repeating: "k", count: 40)
         let ops = [
@@ -244,13 +244,6 @@ import OptimistTestSupport
         #expect(Op.encodedBytes(ops) == Array(JSONWriter.string(.array(ops.map(\.json))).utf8))
         #expect(Op.encode([]) == "[]")
         #expect(try Op.decode(Op.encode(ops)) == ops)
-        // A store file's unsorted text: the same ops back, and the same bytes once sorted.
-        var unsorted = [UInt8]()
-        Op.appendEncoded(ops, to: &unsorted, sorted: false)
-        let decoded = try Op.decode(String(decoding: unsorted, as: UTF8.self))
-        #expect(decoded == ops)
-        #expect(Op.encodedBytes(decoded) == Op.encodedBytes(ops))
-        #expect(unsorted.count == Op.encodedBytes(ops).count)
     }
 
     @Test func opsRoundTripThroughTheWireForm() throws {

@@ -302,8 +302,9 @@ import OptimistThreads
         #expect(usage.entries > 10)   // it does keep some
     }
 
-    /// A store file of the previous layout (version 3: records, no views table) opens, keeps
-    /// its records and pending mutations, and is migrated to version 4.
+    /// A store file of an earlier layout (version 3: records, no views table, ops as JSON
+    /// text) opens, keeps its records and pending mutations, and is migrated to version 5. A
+    /// mutation made then is saved packed beside the text row, and both load again.
     @Test func aVersion3FileMigrates() throws {
         let dir = TempDir()
         let path = dir.file("v3.optimist")
@@ -333,8 +334,16 @@ import OptimistThreads
             #expect(try s.syncCursor() == "cursor-7")
             try s.defineView("total", collection: "logs", kind: .sum(field: "n"))
             #expect(try s.viewValue("total") == 8)
+            _ = try s.mutate([patch("logs", "a", ["note": "é \"packed\"", "deep": [[1.5, nil, true]]])])
         }
-        #expect(pragma(path, "PRAGMA user_version") == 4)
-        try withStore(path) { (s: Store) throws in #expect(try s.viewValue("total") == 8) }
+        #expect(pragma(path, "PRAGMA user_version") == 5)
+        #expect(pragma(path, "SELECT count(*) FROM mutations WHERE typeof(ops) = 'text'") == 1)
+        #expect(pragma(path, "SELECT count(*) FROM mutations WHERE typeof(ops) = 'blob'") == 1)
+        try withStore(path) { (s: Store) throws in
+            #expect(try s.viewValue("total") == 8)
+            #expect(try s.get("logs", "a") == ["n": 1, "note": "é \"packed\"", "deep": [[1.5, nil, true]]])
+            #expect(try s.get("logs", "b") == ["n": 7])
+            #expect(try s.pendingCount() == 2)
+        }
     }
 }

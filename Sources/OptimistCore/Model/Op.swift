@@ -91,7 +91,7 @@ extension Op {
 
     /// ``encode(_:)``'s text as UTF-8 bytes, written straight from the ops: the members of
     /// ``json`` in their canonical (sorted) order, without building its objects first (the
-    /// store file's writer encodes every mutation it saves).
+    /// sync encodes every mutation it pushes).
     package static func encodedBytes(_ ops: [Op]) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(32 + ops.count * 160)
@@ -99,22 +99,19 @@ extension Op {
         return out
     }
 
-    /// ``encodedBytes(_:)`` appended to `out` (the writer puts many mutations' ops in one buffer).
-    /// With `sorted: false` a put's or patch's value keeps its dictionary's own member order:
-    /// for text only ``decode(_:)`` reads back (a store file's mutations), where sorting the
-    /// names is a fifth of the writing.
-    package static func appendEncoded(_ ops: [Op], to out: inout [UInt8], sorted: Bool = true) {
+    /// ``encodedBytes(_:)`` appended to `out`.
+    package static func appendEncoded(_ ops: [Op], to out: inout [UInt8]) {
         out.append(UInt8(ascii: "["))
         for (n, op) in ops.enumerated() {
             if n > 0 { out.append(UInt8(ascii: ",")) }
-            op.writeJSON(into: &out, sorted: sorted)
+            op.writeJSON(into: &out)
         }
         out.append(UInt8(ascii: "]"))
     }
 
     /// ``json``'s canonical text: members sorted bytewise (`coll` < `delta` < `field` < `key`
     /// < `op` < `value`), as ``JSONWriter`` sorts them.
-    private func writeJSON(into out: inout [UInt8], sorted: Bool) {
+    private func writeJSON(into out: inout [UInt8]) {
         func member(_ name: StaticString, _ first: Bool = false) {
             if !first { out.append(UInt8(ascii: ",")) }
             JSONWriter.literal(name, into: &out)
@@ -142,7 +139,7 @@ extension Op {
         switch self {
         case .put(_, _, let v), .patch(_, _, let v):
             member("\"value\":")
-            JSONWriter.appendObject(v, to: &out, sorted: sorted)
+            JSONWriter.appendObject(v, to: &out, sorted: true)
         case .delete, .incr: break
         }
         out.append(UInt8(ascii: "}"))
