@@ -79,7 +79,7 @@ final class BatchWriter {
                 }
                 try commit.run()
             }
-            if let last = batch.mutations.keys.max() { writtenMaxID = max(writtenMaxID, last) }
+            if let last = batch.mutations.keys.max(by: { $0.id < $1.id }) { writtenMaxID = max(writtenMaxID, last.id) }
         } catch {
             c.gate.locked { _ = try? rollback.run() }
             lastChunk = nil
@@ -150,7 +150,7 @@ final class BatchWriter {
         }
         // In id order; the ids are sorted, not the records (ten fields each, moved with their
         // retains and releases by a sort: a fifth of the writer's time per mutation).
-        let ids = batch.mutations.keys.sorted()
+        let ids = batch.mutations.keys.sorted { $0.id < $1.id }
         var at = 0
         while ids.count - at >= Self.rowsPerStatement {
             try writeMutations(ids[at..<(at + Self.rowsPerStatement)], of: batch)
@@ -210,7 +210,7 @@ extension BatchWriter {
 
     /// Saves ``rowsPerStatement`` mutations with one statement; their packed ops
     /// (``PackedOps``) are written one after another into one buffer, bound in place.
-    private func writeMutations(_ ids: ArraySlice<MutationID>, of batch: JournalBatch) throws(OptimistError) {
+    private func writeMutations(_ ids: ArraySlice<MutationKey>, of batch: JournalBatch) throws(OptimistError) {
         var packed: [UInt8] = []
         packed.reserveCapacity(ids.count * 256)
         var ends: [Int] = []
