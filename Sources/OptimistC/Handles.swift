@@ -11,7 +11,9 @@ import Synchronization
 // Why store handles are never freed: `optimist_close` closes the store (which drops its records
 // and releases its file) but leaves the header and the emptied store behind as a tombstone, so
 // any later call with the same pointer reads "closed" and returns MISUSE rather than touching
-// freed memory. The cost is a few hundred bytes per store opened in the life of the process.
+// freed memory. The cost is about 18 KiB per store opened in the life of the process, most of it
+// the read cache's 64 empty shards and their locks (RSS over 5,000 opens and closes; it was
+// 54 KiB while each empty shard still allocated a table of its own).
 
 private let storeMagic: UInt64 = 0x4F50_5453_544F_5245  // "OPTSTORE"
 private let batchMagic: UInt64 = 0x4F50_5442_4154_4348  // "OPTBATCH"

@@ -32,7 +32,11 @@ package struct RecordCache {
     private static let chunkMask = chunkSize - 1
 
     /// Each cached address's position in the ring, by shard.
-    private var slots = [[RecordAddress: Int]](repeating: [:], count: shardCount)
+    private var slots = RecordCache.noSlots
+    /// An empty cache's slots, shared by every cache until its first insert copies them: a
+    /// cache that is never filled allocates nothing (a closed store keeps 64 of them, one per
+    /// read-cache shard, for as long as the process lives: see the C handles' tombstones).
+    private static let noSlots = [[RecordAddress: Int]](repeating: [:], count: shardCount)
     /// The ring: entry `i` is `chunks[i >> chunkBits][i & chunkMask]`.
     private var chunks: [[Entry]] = []
     private var hand = 0
@@ -41,6 +45,13 @@ package struct RecordCache {
     package let budget: Int
 
     package init(budget: Int) { self.budget = budget }
+
+    /// Whether the cache still shares the empty slots (it allocated none of its own).
+    package var sharesEmptySlots: Bool {
+        slots.withUnsafeBufferPointer { mine in
+            RecordCache.noSlots.withUnsafeBufferPointer { mine.baseAddress == $0.baseAddress }
+        }
+    }
 
     /// The address's shard: the top bits of a multiplicative mix of the keys' cached hashes.
     @inline(__always) private static func shard(_ a: RecordAddress) -> Int {
@@ -97,7 +108,8 @@ package struct RecordCache {
     }
 
     package mutating func remove(_ a: RecordAddress) {
-        guard let i = slots[Self.shard(a)].removeValue(forKey: a) else { return }
+        // An empty cache keeps sharing the empty slots (a removal through them would copy them).
+        guard count > 0, let i = slots[Self.shard(a)].removeValue(forKey: a) else { return }
         removeEntry(i)
     }
 
@@ -133,7 +145,7 @@ package struct RecordCache {
         }
         if count == 0, !chunks.isEmpty {
             // Release the storage of a cache that emptied (a tiny budget, a close).
-            for s in slots.indices where slots[s].capacity > 0 { slots[s] = [:] }
+            slots = Self.noSlots
             chunks = []
             hand = 0
         }
@@ -159,7 +171,7 @@ package struct RecordCache {
     }
 
     package mutating func removeAll() {
-        slots = [[RecordAddress: Int]](repeating: [:], count: Self.shardCount)
+        slots = Self.noSlots
         chunks = []
         bytes = 0
         count = 0
