@@ -77,11 +77,9 @@ final class StoreReader {
             let ops: [Op]
             // Packed (layout 5 on) or, in rows written before, JSON text.
             let stored = r.bytes(1)
-            if PackedOps.isPacked(stored) {
-                do { ops = try PackedOps.decode(stored) } catch { throw .damaged("the ops of mutation \(id) do not decode: \(error)") }
-            } else {
-                do { ops = try Op.decode(r.text(1) ?? "") } catch { throw .damaged("the ops of mutation \(id) do not decode: \(error)") }
-            }
+            do {
+                ops = PackedOps.isPacked(stored) ? try PackedOps.decode(stored) : try Op.decode(r.text(1) ?? "")
+            } catch { throw .damaged("the ops of mutation \(id) do not decode: \(error)") }
             guard !ops.isEmpty else { throw .damaged("mutation \(id) has no ops") }
             out.append(MutationRecord(
                 id: id, ops: ops, status: st, attempts: Int(r.int64(3)), nextAttemptAt: r.int64(4),

@@ -67,17 +67,18 @@ final class Statement {
     }
 
     /// Runs a statement whose every other parameter the caller bound for this row, with
-    /// `bytes` bound as TEXT at `i` without a copy: a row's biggest value (a record's or a
-    /// mutation's JSON), which SQLite would otherwise copy into a buffer of its own and free
-    /// again. The bytes are unbound before this returns (SQLite keeps only their address),
-    /// and the other bindings are not cleared: the next row binds them all again.
-    func run(text bytes: [UInt8], at i: Int32) throws(OptimistError) {
-        try bytes.withUnsafeBufferPointer { buf throws(OptimistError) in try run(text: buf, at: i) }
+    /// `bytes` bound as a BLOB at `i` without a copy: a row's biggest value (a mutation's
+    /// packed ops), which SQLite would otherwise copy into a buffer of its own and free again.
+    /// The bytes are unbound before this returns (SQLite keeps only their address), and the
+    /// other bindings are not cleared: the next row binds them all again.
+    func run(blob bytes: [UInt8], at i: Int32) throws(OptimistError) {
+        try bytes.withUnsafeBufferPointer { buf throws(OptimistError) in try run(buf, at: i, blob: true) }
     }
 
-    /// ``run(text:at:)`` with two strings also bound without a copy (a record's collection
-    /// and key): a string's bytes may live only for the closure that reads them (a short
-    /// string's are copied out of the value), so the statement runs inside all three.
+    /// A statement run as ``run(blob:at:)`` runs it, with `bytes` bound as TEXT (a record's
+    /// JSON) and two strings also bound without a copy (its collection and key): a string's
+    /// bytes may live only for the closure that reads them (a short string's are copied out
+    /// of the value), so the statement runs inside all three.
     func run(text a: String, at i: Int32, _ b: String, at j: Int32, _ bytes: [UInt8], at k: Int32) throws(OptimistError) {
         var a = a, b = b
         var failure: OptimistError?  // `withUTF8` rethrows untyped errors
@@ -90,7 +91,7 @@ final class Statement {
                         sqlite3_bind_null(stmt, i)
                         sqlite3_bind_null(stmt, j)
                     }
-                    do throws(OptimistError) { try run(text: z, at: k) } catch { failure = error }
+                    do throws(OptimistError) { try run(z, at: k, blob: false) } catch { failure = error }
                 }
             }
         }
@@ -100,7 +101,7 @@ final class Statement {
     /// Runs a statement with several rows' TEXT in one buffer, each bound in place: row `n`'s
     /// bytes end at `ends[n]` (and start where the row before ends) and go to parameter
     /// `parameter(n)`. The caller bound every other parameter for this run; the texts are
-    /// unbound before this returns, as in ``run(text:at:)``. With `blobs`, the bytes are bound
+    /// unbound before this returns, as in ``run(blob:at:)``. With `blobs`, the bytes are bound
     /// as BLOBs instead (mutations' packed ops).
     func run(texts: [UInt8], ends: [Int], blobs: Bool = false, parameter: (Int) -> Int32) throws(OptimistError) {
         try texts.withUnsafeBufferPointer { all throws(OptimistError) in
@@ -130,20 +131,8 @@ final class Statement {
         _ = sqlite3_bind_blob(stmt, i, bytes.baseAddress, Int32(bytes.count), nil)
     }
 
-    /// Runs the statement with `bytes` bound as a BLOB to parameter `i` (see ``run(text:at:)``).
-    func run(blob bytes: [UInt8], at i: Int32) throws(OptimistError) {
-        try bytes.withUnsafeBufferPointer { buf throws(OptimistError) in
-            bindBlobNoCopy(i, buf)
-            defer {
-                sqlite3_reset(stmt)
-                sqlite3_bind_null(stmt, i)
-            }
-            while try step() {}
-        }
-    }
-
-    private func run(text buf: UnsafeBufferPointer<UInt8>, at i: Int32) throws(OptimistError) {
-        bindNoCopy(i, buf)
+    private func run(_ buf: UnsafeBufferPointer<UInt8>, at i: Int32, blob: Bool) throws(OptimistError) {
+        if blob { bindBlobNoCopy(i, buf) } else { bindNoCopy(i, buf) }
         defer {
             sqlite3_reset(stmt)
             sqlite3_bind_null(stmt, i)
