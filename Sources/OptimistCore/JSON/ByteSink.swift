@@ -109,6 +109,22 @@ package struct FixedBytes: JSONByteSink {
         count += n
     }
 
+    /// Appends to `out` what `write` writes, written first into a buffer on the stack and then
+    /// copied in one append: an array as the sink checks its uniqueness and capacity on every
+    /// byte, most of the cost of writing a record. What outgrows the buffer is written again
+    /// by `unbuffered`, straight into `out` (the same writer, given the array as its sink).
+    @inline(__always) package static func append(to out: inout [UInt8], _ write: (inout FixedBytes) -> Void,
+                                                 unbuffered: (inout [UInt8]) -> Void) {
+        let fitted = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buf -> Bool in
+            var sink = FixedBytes(buf.baseAddress, capacity: buf.count)
+            write(&sink)
+            guard sink.fits else { return false }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[0..<sink.count]))
+            return true
+        }
+        if !fitted { unbuffered(&out) }
+    }
+
     /// Ends the text with a NUL when it fits; returns its length (without the NUL).
     package mutating func finish() -> Int {
         if fits { base.unsafelyUnwrapped[count] = 0 }

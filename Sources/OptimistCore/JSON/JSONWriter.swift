@@ -21,19 +21,11 @@ public enum JSONWriter {
         return out
     }
 
-    /// Appends the JSON of `record` to `out` (see ``writeObject(_:into:sorted:)``), written
-    /// first into a buffer on the stack and then copied in one append: an array as the sink
-    /// checks its uniqueness and capacity on every byte, most of the cost of writing a record.
-    /// A record that outgrows the buffer is written again straight into the array.
+    /// Appends the JSON of `record` to `out` (see ``writeObject(_:into:sorted:)``), through a
+    /// buffer on the stack (``FixedBytes/append(to:_:unbuffered:)``).
     package static func appendObject(_ record: Record, to out: inout [UInt8], sorted: Bool) {
-        let fitted = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buf -> Bool in
-            var sink = FixedBytes(buf.baseAddress, capacity: buf.count)
-            writeObject(record, into: &sink, sorted: sorted)
-            guard sink.fits else { return false }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[0..<sink.count]))
-            return true
-        }
-        if !fitted { writeObject(record, into: &out, sorted: sorted) }
+        FixedBytes.append(to: &out, { writeObject(record, into: &$0, sorted: sorted) },
+                          unbuffered: { writeObject(record, into: &$0, sorted: sorted) })
     }
 
     /// The canonical JSON of `record` as a `malloc`'d NUL-terminated string (the C ABI's

@@ -35,18 +35,10 @@ package enum PackedOps {
 
     // MARK: Encoding
 
-    /// Appends the packed `ops` to `out`. They are written into a buffer on the stack first and
-    /// copied in one append, as ``JSONWriter`` does: an array checks its uniqueness and
-    /// capacity on every append. Ops that outgrow it are written again, straight into `out`.
+    /// Appends the packed `ops` to `out`, through a buffer on the stack as ``JSONWriter``
+    /// appends a record (``FixedBytes/append(to:_:unbuffered:)``).
     package static func append(_ ops: [Op], to out: inout [UInt8]) {
-        let fitted = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buf -> Bool in
-            var sink = FixedBytes(buf.baseAddress, capacity: buf.count)
-            write(ops, into: &sink)
-            guard sink.fits else { return false }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[0..<sink.count]))
-            return true
-        }
-        if !fitted { write(ops, into: &out) }
+        FixedBytes.append(to: &out, { write(ops, into: &$0) }, unbuffered: { write(ops, into: &$0) })
     }
 
     /// The packed `ops` as bytes of their own.
