@@ -12,8 +12,8 @@ import Synchronization
 // and releases its file) but leaves the header and the emptied store behind as a tombstone, so
 // any later call with the same pointer reads "closed" and returns MISUSE rather than touching
 // freed memory. The cost is about 18 KiB per store opened in the life of the process, most of it
-// the read cache's 64 empty shards and their locks (RSS over 5,000 opens and closes; it was
-// 54 KiB while each empty shard still allocated a table of its own).
+// the read cache's 64 empty shards and their locks (Benchmarks/C/tombstones.c measures it: RSS
+// over 5,000 opens and closes; it was 54 KiB while each empty shard allocated a table).
 
 private let storeMagic: UInt64 = 0x4F50_5453_544F_5245  // "OPTSTORE"
 private let batchMagic: UInt64 = 0x4F50_5442_4154_4348  // "OPTBATCH"
