@@ -164,6 +164,53 @@ import OptimistTestSupport
         #expect(try s.viewValue("n") == 8)
     }
 
+    /// While a staged batch's layer is published, a miss is answered by it (a delete as known
+    /// absent; nothing for a record the layer leaves out); once it goes, or a close drops
+    /// everything, a miss is a miss again.
+    @Test func aPublishedLayerAnswersMissesUntilItGoes() {
+        let cache = ReadCache(budget: 1 << 30)
+        cache.answer(from: Self.batch)
+        for i in 0..<1000 {
+            #expect(cache.lookup(Self.address(i)) == (i % 2 == 0 ? .some(Self.afterBatch(i)) : nil), "\(i)")
+        }
+        #expect(cache.usage.entries == 0, "an answer was kept as an entry")
+        cache.stopAnswering()
+        for i in 0..<1000 { #expect(cache.lookup(Self.address(i)) == nil) }
+        cache.answer(from: Self.batch)
+        _ = cache.invalidateAll()
+        #expect(cache.lookup(Self.address(2)) == nil)
+    }
+
+    /// A get of a staged batch's record that was never read is answered while the batch moves
+    /// its records into the storage, with the state lock held by another thread; a record
+    /// of the batch that a mutation overlays is not answered by the layer (its visible value
+    /// is the mutation's), and neither is one the batch does not have.
+    @Test func aStagedBatchsRecordsAreReadWithoutTheStateLock() throws {
+        let s = Store()
+        s.stagingThreshold = 8
+        try s.serverApply([.put(collection: "c", key: "outside", value: Self.record(-1))])
+        _ = try s.mutate([.patch(collection: "c", key: "k3", value: ["p": .bool(true)])])
+        var seen: [(value: Record?, whileHeld: Bool)] = []
+        var answers: [Record??] = []
+        s.afterStagedPublish = {
+            for key: Key in ["k1", "k2"] {
+                if let r = try? readWhileStateLockHeld(s, { try s.get("c", key) }) { seen.append(r) }
+            }
+            answers = ["k3", "outside"].map { s.readCache.lookup(RecordAddress(collection: "c", key: $0)) }
+        }
+        try s.serverApply((0..<16).map { i in
+            i == 2 ? .delete(collection: "c", key: Key("k\(i)")) : .put(collection: "c", key: Key("k\(i)"), value: Self.record(i))
+        })
+        s.afterStagedPublish = nil
+        #expect(seen.count == 2)
+        #expect(seen.first?.value == Self.record(1) && seen.first?.whileHeld == true, "\(seen)")
+        #expect(seen.last?.value == nil && seen.last?.whileHeld == true, "\(seen)")
+        #expect(answers.count == 2 && answers.allSatisfy { $0 == nil }, "\(answers)")
+        #expect(try s.get("c", "k3") == ["n": .number(3), "p": .bool(true)])
+        #expect(s.readCache.lookup(RecordAddress(collection: "c", key: "k5")) == nil, "the layer still answers after it went")
+        #expect(try s.get("c", "k5") == Self.record(5))
+    }
+
     @Test func closingDropsTheCacheAndGetsThenFail() throws {
         let s = Store()
         try s.serverApply([.put(collection: "c", key: "k", value: Self.record(1))])

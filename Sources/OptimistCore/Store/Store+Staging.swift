@@ -21,6 +21,15 @@ extension Store {
         if let fault { throw fault }
     }
 
+    /// The visible value of a record in the batch's layer that no mutation overlays (nil for
+    /// any other record): what the read cache answers with while the layer is published.
+    private static func layerAnswer(_ staged: StagedBatch) -> (RecordAddress) -> Record?? {
+        let layer = staged.layer
+        guard !staged.pendingKeys.isEmpty else { return { layer.value($0.collection, $0.key) } }
+        let overlaid = Set(staged.pendingKeys.map { RecordAddress(collection: $0.0.name, key: $0.1) })
+        return { overlaid.contains($0) ? nil : layer.value($0.collection, $0.key) }
+    }
+
     /// ``changeStaged(_:outcomes:cursor:)`` under the writers' lock.
     private func stagedLocked(_ ops: [Op], outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?)
         throws(OptimistError) -> (Delivery, OptimistError?) {
@@ -45,6 +54,11 @@ extension Store {
             }
             // 3. Build, with no state lock held.
             let staged = try e.buildStage(ops, read: found)
+            // What the layer answers gets with, lock-free, once published: the batch's
+            // records that no mutation overlays (see ``ReadCache/answer(from:)``). Built here:
+            // the overlaid keys are known now and cannot grow while this writer holds the
+            // writers' lock (a pull's outcomes at the publish only end mutations).
+            let visible = Self.layerAnswer(staged)
             // 4. Publish: the whole batch at once (and a pull's outcomes and cursor with it).
             let inner = try state { e throws(OptimistError) -> (Delivery?, OptimistError?) in
                 try e.prefetchPullOutcomes(outcomes)
@@ -55,6 +69,7 @@ extension Store {
                 // entries still say is stale only where the layer has the record; until they
                 // are put back (below), they answer, with the layer's values where it has one.
                 e.readCache?.setAside { [layer = staged.layer] in layer.value($0.collection, $0.key) }
+                e.readCache?.answer(from: visible)
                 e.logViews()
                 e.publishViews()
                 let fault = e.storageFault
@@ -65,6 +80,7 @@ extension Store {
             // The read cache's entries come back, those of the batch's records with their
             // new values (see ``ReadCache/refill()``).
             e.readCache?.refill()
+            afterStagedPublish?()
             // Every record the batch touched is in the layer or has an overlay: the
             // listeners' values are read from those, outside the lock.
             let delivery = inner.0 ?? e.takeDelivery()
@@ -90,6 +106,7 @@ extension Store {
                 e.storage.holdsUpkeep = false
                 let layer = e.layer
                 e.layer = nil
+                e.readCache?.stopAnswering()
                 return (layer, upkeep?.install())
             }
             // The layer and what the upkeep replaced are freed here, outside the lock (a

@@ -30,7 +30,9 @@ import Synchronization
 /// place in one step of its own (`upkeepIfDue`).
 ///
 /// A get of a record read before and unchanged since takes no state lock: the read cache
-/// (`ReadCache`) answers it, kept right by every change of a visible value. Neither does a
+/// (`ReadCache`) answers it, kept right by every change of a visible value; so does a get of
+/// a published staged batch's record (no pending mutation on it) until the batch's layer
+/// goes, answered from the layer (``ReadCache/answer(from:)``). Neither does a
 /// view's value: it is published at the end of each call that changes it (`ViewDirectory`).
 public final class Store: Sendable {
     /// Orders the writers (see the type's comment).
@@ -224,6 +226,11 @@ public final class Store: Sendable {
 
     /// The engine, for a staging writer between its state-lock steps (see ``engine``).
     var unlockedEngine: Engine { engine }
+
+    /// Called by a staged change after its publish and refill, before it moves its records
+    /// into the storage (its layer answering, the writers' lock held, the state lock free):
+    /// for tests, which set it before the change.
+    nonisolated(unsafe) package var afterStagedPublish: (() -> Void)?
 
     /// Server changes of this many records or more are staged (see the type's comment);
     /// tests lower it to stage small ones.
