@@ -42,7 +42,9 @@ extension Engine {
         let id = m.record.id
         // While it is still live: a record's status before the call counts it (a kept
         // failure rolled back turns its record from failed to pending or confirmed).
-        for a in m.touched { noteTouch(collection(a.collection), a.key) }
+        if !subscriptions.isEmpty {  // (the guard noteTouch makes, before a collection lookup per record)
+            for a in m.touched { noteTouch(collection(a.collection), a.key) }
+        }
         live.removeValue(forKey: MutationKey(id))
         if m.record.status == .pending { removeDue(m.record) }
         if let k = m.record.dedupeKey, dedupe[k] == id { dedupe.removeValue(forKey: k) }

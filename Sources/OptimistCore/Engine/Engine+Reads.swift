@@ -63,8 +63,9 @@ extension Engine {
         for (k, v) in c.overlay where k.hasBytePrefix(prefix) {
             value += kind.contribution(v) - kind.contribution(try storage.record(collection, k))
         }
-        if let old = views[name], let oc = collections[old.collection] {
-            oc.views.removeAll { $0 === old }
+        if let old = views[name] {
+            collections[old.collection]?.views.removeAll { $0 === old }
+            old.retired = true
         }
         let v = ViewState(name: name.string, collection: collection, prefix: prefix, kind: kind)
         v.confirmedValue = confirmedValue

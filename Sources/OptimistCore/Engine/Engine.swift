@@ -413,8 +413,9 @@ final class Engine {
     /// One record of ``confirm(_:)-([(CollectionState,Key,Record?)])``, its confirmed value
     /// until now (`old`) already read by the caller (only the views need it).
     func confirm(_ c: CollectionState, _ key: Key, _ value: Record?, old: Record?) {
+        // Whether V is C for this key: looked up once (the storage write does not change it).
+        let shown = c.overlay.index(forKey: key) == nil
         if !c.views.isEmpty {
-            let shown = c.overlay.index(forKey: key) == nil
             for v in c.views {
                 if v.updateConfirmed(key: key, old: old, new: value) { noteViewChanged(v) }
                 if shown { v.update(key: key, old: old, new: value) }
@@ -424,7 +425,7 @@ final class Engine {
         storage.setRecord(c.name, key, value)
         // V changes with C unless an overlay hides the key (a commit's own key: its refold
         // invalidates it, if V changes at all).
-        if let readCache, c.overlay.index(forKey: key) == nil { readCache.invalidate(RecordAddress(collection: c.name, key: key)) }
+        if shown, let readCache { readCache.invalidate(RecordAddress(collection: c.name, key: key)) }
         log(.confirmed(collection: c.name, key: key, value: value))
     }
 
@@ -463,7 +464,7 @@ final class Engine {
         guard !changedViews.isEmpty else { return }
         for v in changedViews where v.changed {
             v.changed = false
-            if views[v.key] === v { log(.view(v.definition)) }
+            if !v.retired { log(.view(v.definition)) }
         }
         changedViews.clearKeepingCapacity()
     }

@@ -61,6 +61,10 @@ final class ViewState {
     var confirmedValue: Double = 0
     /// Listed in the engine's ``Engine/changedViews`` for the call in progress.
     var changed = false
+    /// Replaced by a view defined again under its name: no longer the engine's, so a change
+    /// of its value is not journaled (a flag, where a lookup of the name cost every
+    /// confirming call a hash and a probe).
+    var retired = false
     /// ``value`` as of the last finished call, for readers without the state lock.
     let published = PublishedValue(0)
 
