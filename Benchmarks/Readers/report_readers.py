@@ -121,6 +121,8 @@ def main(argv):
              lambda rows: spreads(rows, "gets_per_second", store, ("sleeps_per_s_batches", "sleeps_per_s_taps"), "", 1, 0)),
             ("mutate+commit/s, two threads ÷ one", "≥ 100%",
              lambda rows: spread(pick(rows, "writers", store, "ratio"), "%", 100, 0)),
+            ("control: mutate+commit/s, one thread beside a spinning thread ÷ alone", "",
+             lambda rows: spread(pick(rows, "writers", store, "ratio_beside_spin"), "%", 100, 0)),
             ("vCPUs busy (process CPU ÷ wall, flush included): one writer / two", "",
              lambda rows: spreads(rows, "writers", store, ("cpus_busy_one", "cpus_busy_two"), "", 1, 2)),
             ("process CPU per mutate+commit: one writer / two", "",

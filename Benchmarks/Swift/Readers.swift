@@ -8,7 +8,8 @@ import Synchronization
 ///   (each get timed alone; median, p99.9 and max over the reader's gets);
 /// - gets per second on one thread alone, then beside one writer applying those batches, and
 ///   beside one writer making taps (mutate + commit);
-/// - mutate + commit pairs per second on one thread, then on two threads (the same total);
+/// - mutate + commit pairs per second on one thread, then on two threads (the same total),
+///   and, as a control, on one thread while another spins without touching the store;
 /// - single-threaded get and mutate + commit medians.
 ///
 /// The batches and records are built before the clock starts, so the writer spends its time
@@ -203,6 +204,18 @@ enum ReadersBench {
             join(w1)
             join(w2)
         }
+        // The control: one writer while a second thread spins without touching the store, so
+        // that both vCPUs are busy. What the machine alone takes from a writer when the other
+        // core works too: two writers cannot beat it by more than their parallel share.
+        let spinStop = Flag()
+        let spinner = spawn {
+            var x: UInt64 = 1
+            while !spinStop.isSet { for _ in 0..<1000 { x = x &* 6364136223846793005 &+ 1442695040888963407 } }
+            if x == 0 { print("") }
+        }
+        let besideSpin = try measured { taps(0..<total, "d") }
+        spinStop.set()
+        join(spinner)
         // Single-threaded medians (the store file's writer idle: `measured` flushed).
         var getNs = [UInt64](), tapNs = [UInt64]()
         // Gets of 4096 records, read once untimed first: all in the cache whatever the
@@ -215,9 +228,10 @@ enum ReadersBench {
             })
         }
         let g = Summary(ns: getNs), m = Summary(ns: tapNs)
-        note("readers \(kind) #\(rep): mutate+commit/s one thread \(Int(one.rate)), two threads \(Int(two.rate)) (\(Int(two.rate / one.rate * 100))%), CPUs busy \(one.busy) / \(two.busy), CPU per pair \(Int(one.cpuNsPerPair)) / \(Int(two.cpuNsPerPair)) ns; get median \(g.median) µs, mutate+commit median \(m.median) µs")
+        note("readers \(kind) #\(rep): mutate+commit/s one thread \(Int(one.rate)), two threads \(Int(two.rate)) (\(Int(two.rate / one.rate * 100))%), one beside a spinning thread \(Int(besideSpin.rate)) (\(Int(besideSpin.rate / one.rate * 100))%), CPUs busy \(one.busy) / \(two.busy), CPU per pair \(Int(one.cpuNsPerPair)) / \(Int(two.cpuNsPerPair)) ns; get median \(g.median) µs, mutate+commit median \(m.median) µs")
         emit([("section", .str("readers")), ("bench", .str("writers")), ("store", .str(kind)), ("rep", .int(rep)),
               ("one_thread", .num(one.rate)), ("two_threads", .num(two.rate)), ("ratio", .num(two.rate / one.rate)),
+              ("one_thread_beside_spin", .num(besideSpin.rate)), ("ratio_beside_spin", .num(besideSpin.rate / one.rate)),
               ("cpus_busy_one", .num(one.busy)), ("cpus_busy_two", .num(two.busy)),
               ("cpu_ns_per_pair_one", .num(one.cpuNsPerPair)), ("cpu_ns_per_pair_two", .num(two.cpuNsPerPair)),
               ("get_median_us", .num(g.median)), ("mutate_commit_median_us", .num(m.median))])
