@@ -80,14 +80,7 @@ package struct RecordCache {
     /// ``insert(_:_:)`` with the value's ``footprint(_:)`` already known (`bytes`).
     package mutating func insert(_ a: RecordAddress, _ value: Record?, bytes size: Int) {
         let s = Self.shard(a)
-        if let i = slots[s][a] {
-            let c = i >> Self.chunkBits, j = i & Self.chunkMask
-            bytes += size - chunks[c][j].bytes
-            chunks[c][j].value = value
-            chunks[c][j].bytes = size
-            chunks[c][j].referenced = true
-            return
-        }
+        if let i = slots[s][a] { return replace(i, value, bytes: size) }
         let c = count >> Self.chunkBits
         if c == chunks.count {
             var chunk = [Entry]()
@@ -103,8 +96,17 @@ package struct RecordCache {
     /// Replaces a cached entry's value; an address not cached stays uncached (a bulk write
     /// should not fill the cache with records nobody read, each costing an estimate).
     @inline(__always) package mutating func update(_ a: RecordAddress, _ value: Record?) {
-        guard slots[Self.shard(a)][a] != nil else { return }
-        insert(a, value)
+        guard let i = slots[Self.shard(a)][a] else { return }
+        replace(i, value, bytes: RecordCache.footprint(value))  // one probe, not a second in `insert`
+    }
+
+    /// Entry `i` takes `value`.
+    @inline(__always) private mutating func replace(_ i: Int, _ value: Record?, bytes size: Int) {
+        let c = i >> Self.chunkBits, j = i & Self.chunkMask
+        bytes += size - chunks[c][j].bytes
+        chunks[c][j].value = value
+        chunks[c][j].bytes = size
+        chunks[c][j].referenced = true
     }
 
     package mutating func remove(_ a: RecordAddress) {
