@@ -11,6 +11,8 @@ import OptimistSQLite
 ///   (`SQLiteStoreFile.open`: meta, views, ended ids) and restoring the store from it
 ///   (`Store(restoring:)`, which reads the mutations while another thread folds them).
 /// - `get-miss`: random gets on a 1M-record store file (built once in DIR);
+/// - `get-cycle`: the readers bench's reader alone, in memory: 100k records read round after
+///   round (more than the default cache holds, so nearly every get reads under the state lock);
 /// - `tap-1m`: the storage bench's tap on that file;
 /// - `mutate-new`, `commit`, `apply`: 20k calls on a file-backed store of 1k records.
 /// - `durable`: the durable bench's batch (10k mutates, then one flush) 30 times on a fresh
@@ -28,6 +30,7 @@ enum Probe {
         switch name {
         case "reopen": try reopen(dir: dir)
         case "get-miss": try getMiss(dir: dir)
+        case "get-cycle": try getCycle()
         case "mutate-new", "commit", "apply": try taps(name, dir: dir)
         case "tap-1m": try tap1M(dir: dir)
         case "durable": try durable(dir: dir)
@@ -85,6 +88,24 @@ enum Probe {
         let keys = (0..<50_000).map { _ in StorageBench.key(rng.below(n)) }
         let ns = try loop(keys) { k in _ = try store.get(coll, k) }
         note("probe get-miss: p50 \(Summary(ns: ns).median) µs")
+        try store.close()
+    }
+
+    /// The readers bench's reader alone: an in-memory store of 100k records, more than its
+    /// default cache holds, read in a cycle through all of them (so nearly every get misses
+    /// the read cache and reads under the state lock), 2M gets.
+    static func getCycle() throws {
+        let store = Store()
+        try store.serverApply(ReadersBench.batch(0))
+        let records = ReadersBench.records
+        let keys = (0..<records).map { ReadersBench.key(($0 &* 7919) % records) }
+        var found = 0
+        let t0 = nowNs()
+        for _ in 0..<20 {
+            for k in keys where try store.get("logs", k) != nil { found &+= 1 }
+        }
+        let ns = nowNs() &- t0
+        note("probe get-cycle: \(Double(ns) / Double(20 * records)) ns a get (\(found) found)")
         try store.close()
     }
 
