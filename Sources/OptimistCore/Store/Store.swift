@@ -32,7 +32,7 @@ import Synchronization
 /// A get of a record read before and unchanged since takes no state lock: the read cache
 /// (`ReadCache`) answers it, kept right by every change of a visible value; so does a get of
 /// a published staged batch's record (no pending mutation on it) until the batch's layer
-/// goes, answered from the layer (``ReadCache/answer(from:)``). Neither does a
+/// goes, answered from the layer (`ReadCache.answer(from:)`). Neither does a
 /// view's value: it is published at the end of each call that changes it (`ViewDirectory`).
 public final class Store: Sendable {
     /// Orders the writers (see the type's comment).
