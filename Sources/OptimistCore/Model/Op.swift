@@ -95,18 +95,13 @@ extension Op {
     package static func encodedBytes(_ ops: [Op]) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(32 + ops.count * 160)
-        appendEncoded(ops, to: &out)
-        return out
-    }
-
-    /// ``encodedBytes(_:)`` appended to `out`.
-    package static func appendEncoded(_ ops: [Op], to out: inout [UInt8]) {
         out.append(UInt8(ascii: "["))
         for (n, op) in ops.enumerated() {
             if n > 0 { out.append(UInt8(ascii: ",")) }
             op.writeJSON(into: &out)
         }
         out.append(UInt8(ascii: "]"))
+        return out
     }
 
     /// ``json``'s canonical text: members sorted bytewise (`coll` < `delta` < `field` < `key`

@@ -190,12 +190,10 @@ package enum PackedOps {
             let n = try count()
             let text = UnsafeBufferPointer(rebasing: bytes[i..<(i + n)])
             i += n
-            var ascii = true
-            for c in text where c >= 0x80 { ascii = false; break }
-            // ASCII is valid UTF-8 as it is; anything else is checked.
-            if ascii { return String(decoding: text, as: UTF8.self) }
-            guard let s = String(validating: text, as: UTF8.self) else { throw Damage("a string is not UTF-8") }
-            return s
+            // The JSON parser's checks and construction: the same UTF-8 rules, and short ASCII
+            // strings built straight from their bytes.
+            guard isValidUTF8(text) else { throw Damage("a string is not UTF-8") }
+            return stringFromValidUTF8(text)
         }
 
         mutating func number() throws(Damage) -> Double {
