@@ -372,17 +372,22 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     /// thread allocated takes that thread's malloc arena lock, and a reader's get that did so
     /// beside a big batch waited for it for milliseconds.
     private func releaseWritten() {
+        // Nothing unwritten to let go of (most calls between big changes): no more work.
+        if orderHead == 0, order.isEmpty || (order.count == 1 && order[0].isEmpty),
+           !unwritten.isEmpty || unwritten.capacity <= 4096 { return }
         let committed = writer.committedCount.load(ordering: .acquiring)
         var budget = Self.releasePerCall
         var released: [Unwritten] = []
         while budget > 0, !order.isEmpty {
             if orderHead == order[0].count {
-                // A finished chunk goes whole; the last one is emptied and kept for reuse.
+                // A finished chunk goes whole; the last one is emptied and kept for reuse
+                // (emptied once: most calls find it empty, and removeAll is not free).
                 if order.count == 1 {
-                    order[0].removeAll(keepingCapacity: true)
-                } else {
-                    order.removeFirst()
+                    if orderHead > 0 { order[0].removeAll(keepingCapacity: true) }
+                    orderHead = 0
+                    break
                 }
+                order.removeFirst()
                 orderHead = 0
                 if order[0].isEmpty { break }
                 continue

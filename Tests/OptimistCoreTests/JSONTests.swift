@@ -154,6 +154,23 @@ import OptimistTestSupport
         }
     }
 
+    /// The validator skips ASCII eight bytes at a time: a bad or good sequence at every offset
+    /// around and past those words, and ending the text, is still judged byte by byte.
+    @Test func utf8ValidatorJudgesEveryOffsetAfterASCII() {
+        let good: [[UInt8]] = [[0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80]]
+        let bad: [[UInt8]] = [[0xC3, 0x28], [0x80], [0xE2, 0x82], [0xED, 0xA0, 0x80], [0xF0, 0x9F, 0x98]]
+        for prefix in 0...20 {
+            for suffix in [0, 1, 9] {
+                let ascii = Array(repeating: UInt8(ascii: "a"), count: prefix), tail = Array(repeating: UInt8(ascii: "z"), count: suffix)
+                for g in good { #expect((ascii + g + tail).withUnsafeBufferPointer(isValidUTF8), "\(prefix) \(g) \(suffix)") }
+                for b in bad {
+                    #expect(!(ascii + b + tail).withUnsafeBufferPointer(isValidUTF8), "\(prefix) \(b) \(suffix)")
+                }
+            }
+            #expect(Array(repeating: UInt8(ascii: "q"), count: prefix).withUnsafeBufferPointer(isValidUTF8))
+        }
+    }
+
     @Test func rejectsDeepNestingWithoutCrashing() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(deep) }

@@ -174,11 +174,23 @@ final class Engine {
     }
 
     func collection(_ name: Key) -> CollectionState {
-        if let c = collections[name] { return c }
-        let c = CollectionState(name: name)
-        collections[name] = c
+        // Most calls name the collection the last one did (an app's taps go to one): compared
+        // by the key's cached hash and bits, cheaper than a dictionary lookup. Collections are
+        // never removed, so the one remembered stays right.
+        if let last = lastCollection, last.name == name { return last }
+        let c: CollectionState
+        if let known = collections[name] {
+            c = known
+        } else {
+            c = CollectionState(name: name)
+            collections[name] = c
+        }
+        lastCollection = c
         return c
     }
+
+    /// The collection ``collection(_:)`` returned last.
+    private var lastCollection: CollectionState?
 
     @inline(__always) func log(_ e: @autoclosure () -> JournalEntry) {
         if journal != nil { journal!.append(e()) }

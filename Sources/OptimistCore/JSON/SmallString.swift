@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Short ASCII strings built straight from their bytes.
 ///
 /// Swift keeps a string of up to 15 UTF-8 bytes inline in the string value itself (no
@@ -79,7 +81,27 @@
     }
 
     /// Whether strings built here are bit for bit those the standard library builds.
-    @usableFromInline package static let layoutVerified: Bool = {
+    ///
+    /// Read on every short string built (several per tap): from an atomic with a constant
+    /// initial value, which costs a load, where a lazily initialized `static let` costs a
+    /// call to the runtime's once-check at every read.
+    @inlinable package static var layoutVerified: Bool {
+        let known = layoutState.load(ordering: .relaxed)
+        if known != 0 { return known > 0 }
+        return verifyLayout()
+    }
+
+    /// The check's result: 0 before it ran, 1 when the layouts match, -1 when they differ.
+    @usableFromInline package static let layoutState = Atomic<Int8>(0)
+
+    /// Runs the check and keeps its result (two threads may both run it: the same answer).
+    @usableFromInline package static func verifyLayout() -> Bool {
+        let ok = layoutMatches
+        layoutState.store(ok ? 1 : -1, ordering: .relaxed)
+        return ok
+    }
+
+    private static var layoutMatches: Bool {
         guard MemoryLayout<String>.size == 16 else { return false }
         for sample in ["", "a", "at", "habit", "d000123", "abcdefgh", "0123456789abcde"] {
             var s = sample
@@ -91,5 +113,5 @@
             if !ok { return false }
         }
         return true
-    }()
+    }
 }

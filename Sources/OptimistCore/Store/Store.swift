@@ -157,7 +157,9 @@ public final class Store: Sendable {
             // allocated a new one.)
             if let sink, engine.journal?.isEmpty == false {
                 sink.append(engine.journal!)
-                engine.journal!.removeAll(keepingCapacity: true)
+                // One entry at a time (a tap journals one): `removeAll(keepingCapacity:)` goes
+                // through the general range replacement, which cost a tap 1% more.
+                while engine.journal!.popLast() != nil {}
             }
             upkeepIfDue()
             return (r, delivery, wake, fault)
