@@ -23,6 +23,9 @@ import OptimistSQLite
 ///   (`--toggle-collect='*ReadCache*refill*'` counts that alone).
 /// - `typed-get`, `typed-put`, `hand-get`, `hand-put`: the typed bench's calls (a `HabitLog`
 ///   through a typed collection, or its record built and read by hand) on 1k records in memory.
+/// - `writers`, `writers-file`: the readers bench's writers step alone (mutate + commit pairs
+///   on one thread, on two, and on one beside a spinning thread, in rounds), five times on an
+///   in-memory store or on a store file in DIR.
 enum Probe {
     static let coll: Key = "logs"
 
@@ -36,6 +39,15 @@ enum Probe {
         case "durable": try durable(dir: dir)
         case "batch", "batch-whole", "batch-file", "batch-file-whole", "batch-read": try batches(name, dir: dir)
         case "typed-get", "typed-put", "hand-get", "hand-put": try typed(name)
+        case "writers": for rep in 0..<5 { try ReadersBench.writerThroughput(Store(), kind: "memory", rep: rep) }
+        case "writers-file":
+            for rep in 0..<5 {
+                let path = dir + "/probe-writers.optimist"
+                for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+                let s = try Store.open(path: path)
+                try ReadersBench.writerThroughput(s, kind: "file", rep: rep)
+                try s.close()
+            }
         default: note("unknown probe \(name)"); exit(2)
         }
     }

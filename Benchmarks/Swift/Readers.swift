@@ -176,8 +176,14 @@ enum ReadersBench {
     }
 
     /// Mutate + commit pairs per second, one thread against two.
+    ///
+    /// This machine's speed drifts by tens of percent over seconds (a shared virtual machine),
+    /// so the three ways are run in short rounds, side by side, in a rotating order, and each
+    /// figure is the median over the rounds of its ratio within the round. Each way writes its
+    /// own 8,192 keys, all made by an untimed first round, so that every timed pair updates a
+    /// record (none grows the store).
     static func writerThroughput(_ s: Store, kind: String, rep: Int) throws {
-        let total = 200_000
+        let rounds = 10, total = 20_000
         let values = (0..<4096).map { i -> Record in ["habit": .string("read"), "n": .number(Double(i))] }
         func taps(_ range: Range<Int>, _ prefix: String) {
             for i in range {
@@ -189,7 +195,8 @@ enum ReadersBench {
         // Pairs a second, and the process's CPU time beside the wall time (the store file's
         // background writer included, up to the flush): how busy the machine's vCPUs were,
         // and whether two threads cost more CPU per pair than one.
-        func measured(_ run: () -> Void) throws -> (rate: Double, busy: Double, cpuNsPerPair: Double) {
+        typealias Way = (rate: Double, busy: Double, cpuNsPerPair: Double)
+        func measured(_ run: () -> Void) throws -> Way {
             let u0 = ThreadUsage.process(), t0 = nowNs()
             run()
             let rate = Double(total) / (Double(nowNs() &- t0) / 1e9)
@@ -197,25 +204,45 @@ enum ReadersBench {
             let cpu = Double((ThreadUsage.process() - u0).cpuNs)
             return (rate, cpu / Double(nowNs() &- t0), cpu / Double(total))
         }
-        let one = try measured { taps(0..<total, "a") }
-        let two = try measured {
-            let w1 = spawn { taps(0..<(total / 2), "b") }
-            let w2 = spawn { taps((total / 2)..<total, "c") }
-            join(w1)
-            join(w2)
+        func one() throws -> Way { try measured { taps(0..<total, "a") } }
+        func two() throws -> Way {
+            try measured {
+                let w1 = spawn { taps(0..<(total / 2), "b") }
+                let w2 = spawn { taps((total / 2)..<total, "c") }
+                join(w1)
+                join(w2)
+            }
         }
         // The control: one writer while a second thread spins without touching the store, so
         // that both vCPUs are busy. What the machine alone takes from a writer when the other
         // core works too: two writers cannot beat it by more than their parallel share.
-        let spinStop = Flag()
-        let spinner = spawn {
-            var x: UInt64 = 1
-            while !spinStop.isSet { for _ in 0..<1000 { x = x &* 6364136223846793005 &+ 1442695040888963407 } }
-            if x == 0 { print("") }
+        func besideSpin() throws -> Way {
+            let spinStop = Flag()
+            let spinner = spawn {
+                var x: UInt64 = 1
+                while !spinStop.isSet { for _ in 0..<1000 { x = x &* 6364136223846793005 &+ 1442695040888963407 } }
+                if x == 0 { print("") }
+            }
+            defer { spinStop.set(); join(spinner) }
+            return try measured { taps(0..<total, "d") }
         }
-        let besideSpin = try measured { taps(0..<total, "d") }
-        spinStop.set()
-        join(spinner)
+        for i in 0..<8192 { taps(i..<(i + 1), "a"); taps(i..<(i + 1), "b"); taps(i..<(i + 1), "c"); taps(i..<(i + 1), "d") }
+        var ones = [Way](), twos = [Way](), spins = [Way]()
+        for round in 0..<rounds {
+            for way in 0..<3 {
+                switch (round + way) % 3 {
+                case 0: ones.append(try one())
+                case 1: twos.append(try two())
+                default: spins.append(try besideSpin())
+                }
+            }
+        }
+        func median(_ xs: [Double]) -> Double { let v = xs.sorted(); return v.count % 2 == 1 ? v[v.count / 2] : (v[v.count / 2 - 1] + v[v.count / 2]) / 2 }
+        let ratio = median((0..<rounds).map { twos[$0].rate / ones[$0].rate })
+        let spinRatio = median((0..<rounds).map { spins[$0].rate / ones[$0].rate })
+        let oneRate = median(ones.map(\.rate)), twoRate = median(twos.map(\.rate)), spinRate = median(spins.map(\.rate))
+        let one = (rate: oneRate, busy: median(ones.map(\.busy)), cpuNsPerPair: median(ones.map(\.cpuNsPerPair)))
+        let two = (rate: twoRate, busy: median(twos.map(\.busy)), cpuNsPerPair: median(twos.map(\.cpuNsPerPair)))
         // Single-threaded medians (the store file's writer idle: `measured` flushed).
         var getNs = [UInt64](), tapNs = [UInt64]()
         // Gets of 4096 records, read once untimed first: all in the cache whatever the
@@ -228,10 +255,10 @@ enum ReadersBench {
             })
         }
         let g = Summary(ns: getNs), m = Summary(ns: tapNs)
-        note("readers \(kind) #\(rep): mutate+commit/s one thread \(Int(one.rate)), two threads \(Int(two.rate)) (\(Int(two.rate / one.rate * 100))%), one beside a spinning thread \(Int(besideSpin.rate)) (\(Int(besideSpin.rate / one.rate * 100))%), CPUs busy \(one.busy) / \(two.busy), CPU per pair \(Int(one.cpuNsPerPair)) / \(Int(two.cpuNsPerPair)) ns; get median \(g.median) µs, mutate+commit median \(m.median) µs")
+        note("readers \(kind) #\(rep): mutate+commit/s one thread \(Int(one.rate)), two threads \(Int(two.rate)) (\(Int(ratio * 100))%), one beside a spinning thread \(Int(spinRate)) (\(Int(spinRatio * 100))%) (medians of \(rounds) rounds), CPUs busy \(one.busy) / \(two.busy), CPU per pair \(Int(one.cpuNsPerPair)) / \(Int(two.cpuNsPerPair)) ns; get median \(g.median) µs, mutate+commit median \(m.median) µs")
         emit([("section", .str("readers")), ("bench", .str("writers")), ("store", .str(kind)), ("rep", .int(rep)),
-              ("one_thread", .num(one.rate)), ("two_threads", .num(two.rate)), ("ratio", .num(two.rate / one.rate)),
-              ("one_thread_beside_spin", .num(besideSpin.rate)), ("ratio_beside_spin", .num(besideSpin.rate / one.rate)),
+              ("one_thread", .num(one.rate)), ("two_threads", .num(two.rate)), ("ratio", .num(ratio)),
+              ("one_thread_beside_spin", .num(spinRate)), ("ratio_beside_spin", .num(spinRatio)), ("rounds", .int(rounds)),
               ("cpus_busy_one", .num(one.busy)), ("cpus_busy_two", .num(two.busy)),
               ("cpu_ns_per_pair_one", .num(one.cpuNsPerPair)), ("cpu_ns_per_pair_two", .num(two.cpuNsPerPair)),
               ("get_median_us", .num(g.median)), ("mutate_commit_median_us", .num(m.median))])
