@@ -1,5 +1,6 @@
 import CSQLite
 import OptimistCore
+import OptimistThreads
 
 /// Writes folded batches, each in one transaction, with statements prepared once.
 ///
@@ -124,6 +125,9 @@ final class BatchWriter {
             }
             try c.serially { () throws(OptimistError) in try putRecords.run(texts: texts, ends: ends) { Int32($0) + 1 } }
             at += Self.rowsPerStatement
+            // A reader the scheduler queued behind this thread gets the CPU between statements
+            // (see `letWaitingThreadsRun`).
+            letWaitingThreadsRun()
         }
         for i in puts[at...] {
             let (address, value) = batch.records[i]

@@ -1,3 +1,4 @@
+import OptimistThreads
 import Synchronization
 
 extension Store {
@@ -51,6 +52,7 @@ extension Store {
                 let end = min(reads.count, start + Self.stagingChunk)
                 try state { e throws(OptimistError) in try e.readStage(reads[start..<end], into: &found) }
                 start = end
+                letWaitingThreadsRun()  // a reader waiting for this CPU runs now (see there)
             }
             // 3. Build, with no state lock held.
             let staged = try e.buildStage(ops, read: found)
@@ -98,6 +100,7 @@ extension Store {
                 let end = min(staged.results.count, start + Self.stagingChunk)
                 state { e in e.foldStage(staged.results[start..<end], moves: moves) }
                 start = end
+                letWaitingThreadsRun()
             }
             // The upkeep the moves made due (an in-memory store's compaction, O(records)),
             // built outside the lock and put in place in one step.
