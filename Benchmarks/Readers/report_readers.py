@@ -21,13 +21,23 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def load(paths):
     rows = []
-    for p in paths:
+    for run, p in enumerate(paths):
         for line in Path(p).read_text().splitlines():
             if line.startswith("{"):
                 r = json.loads(line)
                 if r.get("section") == "readers":
+                    r["_run"] = run
                     rows.append(r)
     return rows
+
+
+def paired_ratio(rows, store, bench, field, alone_bench, alone_field):
+    """FIELD of BENCH ÷ ALONE_FIELD of ALONE_BENCH, in the same run and repetition."""
+    alone = {(r["_run"], r["rep"]): r[alone_field] for r in rows
+             if r["bench"] == alone_bench and r["store"] == store and r.get(alone_field)}
+    return [r[field] / alone[(r["_run"], r["rep"])] for r in rows
+            if r["bench"] == bench and r["store"] == store and r.get(field) is not None
+            and (r["_run"], r["rep"]) in alone]
 
 
 def pick(rows, bench, store, field):
@@ -86,10 +96,12 @@ def main(argv):
         "Readers beside writers (`optimist-bench --only readers`), per store kind. Each cell: the",
         "median over the runs' repetitions, then (lowest–highest). *Control*: the same reader",
         "beside a thread that spins without touching the store, i.e. what the machine's scheduler",
-        "alone costs a get. The writers' rows: in each repetition (from the commit that added the",
-        "`rounds` field), the median over ten short rounds of one writer, two and the control run",
-        "side by side, each row a ratio within its round (the machine's speed drifts between",
-        "seconds); before it, one long run of each, one after the other.",
+        "alone costs a get; beside two such threads, as many busy threads as a big batch keeps on",
+        "a store file (its applier and the file's writer): three for the two vCPUs. The writers'",
+        "rows: in each repetition (from the commit that added the `rounds` field), the median over",
+        "ten short rounds of one writer, two and the control run side by side, each row a ratio",
+        "within its round (the machine's speed drifts between seconds); before it, one long run of",
+        "each, one after the other.",
         "",
         "| store | measurement | target | " + " | ".join(label for label, _ in columns) + " |",
         "|---|---|---|" + "---:|" * len(columns),
@@ -106,6 +118,13 @@ def main(argv):
              lambda rows: spread(pick(rows, "get_beside_spin", store, "max_us"), "ms", 1e-3, 2)),
             ("control: gets over 1 ms", "",
              lambda rows: spread(pick(rows, "get_beside_spin", store, "over_1ms"), "", 1, 0)),
+            ("control: longest get beside two spinning threads", "",
+             lambda rows: spread(pick(rows, "get_beside_two_spins", store, "max_us"), "ms", 1e-3, 2)),
+            ("control: gets over 1 ms beside two spinning threads", "",
+             lambda rows: spread(pick(rows, "get_beside_two_spins", store, "over_1ms"), "", 1, 0)),
+            ("control: gets/s beside two spinning threads ÷ alone", "",
+             lambda rows: spread(paired_ratio(rows, store, "get_beside_two_spins", "gets_per_second",
+                                              "gets_per_second", "alone"), "%", 100, 0)),
             ("the five batches, writer's time", "",
              lambda rows: spread(pick(rows, "get_beside_batches", store, "writer_ms"), "ms", 1, 0)),
             ("gets/s alone", "",

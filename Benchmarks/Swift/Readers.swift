@@ -39,6 +39,7 @@ enum ReadersBench {
                 try longestGet(s, kind: kind, rep: rep)
                 try s.flush()
                 longestGetBesideSpin(s, kind: kind, rep: rep)
+                longestGetBesideSpin(s, kind: kind, rep: rep, threads: 2)
                 try readsPerSecond(s, kind: kind, rep: rep)
                 try s.flush()
                 try writerThroughput(s, kind: kind, rep: rep)
@@ -63,18 +64,39 @@ enum ReadersBench {
 
     /// The control: the same reader beside a thread that spins for a second without touching
     /// the store. Its longest get is what the machine's scheduler alone costs a reader.
-    static func longestGetBesideSpin(_ s: Store, kind: String, rep: Int) {
+    /// With `threads: 2`, beside two: as many busy threads as a big batch keeps on a store file
+    /// (the one applying it and the file's writer), so three for two vCPUs.
+    static func longestGetBesideSpin(_ s: Store, kind: String, rep: Int, threads: Int = 1) {
+        let stop = Flag()
+        let others = (1..<threads).map { _ in spawn { var y: UInt64 = 1; while !stop.isSet { y = spin(y) }; if y == 0 { print("") } } }
         var x: UInt64 = 1
-        let gets = try! timedGets(s) {
+        let (gets, ns) = try! timedGetsAndSpan(s) {
             let end = nowNs() + 1_000_000_000
-            while nowNs() < end { for _ in 0..<1000 { x = x &* 6364136223846793005 &+ 1442695040888963407 } }
+            while nowNs() < end { x = spin(x) }
         }
-        report(gets, kind: kind, rep: rep, bench: "get_beside_spin", what: "control: longest get beside a spinning thread [\(x & 1)]")
+        stop.set()
+        for t in others { join(t) }
+        let bench = threads == 1 ? "get_beside_spin" : "get_beside_two_spins"
+        let what = threads == 1 ? "control: longest get beside a spinning thread" : "control: longest get beside two spinning threads"
+        report(gets, kind: kind, rep: rep, bench: bench, what: "\(what) [\(x & 1)]",
+               extra: [("gets_per_second", .num(Double(gets.count) / (Double(ns) / 1e9)))])
+    }
+
+    /// A thousand steps of arithmetic that never touch memory.
+    static func spin(_ x: UInt64) -> UInt64 {
+        var x = x
+        for _ in 0..<1000 { x = x &* 6364136223846793005 &+ 1442695040888963407 }
+        return x
     }
 
     /// Each get of a reader thread timed alone, while `work` runs on this thread.
     static func timedGets(_ s: Store, while work: () throws -> Void) throws -> [UInt64] {
-        let stop = Flag()
+        try timedGetsAndSpan(s, while: work).gets
+    }
+
+    /// The same, with the wall time `work` took: the gets counted are those made meanwhile.
+    static func timedGetsAndSpan(_ s: Store, while work: () throws -> Void) throws -> (gets: [UInt64], ns: UInt64) {
+        let stop = Flag(), started = Flag()
         var gets = [UInt64]()
         gets.reserveCapacity(8_000_000)
         let reader = spawn {
@@ -83,17 +105,21 @@ enum ReadersBench {
                 let k = key((i &* 7919) % records)
                 let t0 = nowNs()
                 _ = try? s.get("logs", k)
-                gets.append(nowNs() &- t0)
+                let t1 = nowNs()
+                if started.isSet { gets.append(t1 &- t0) }
                 i += 1
             }
         }
         usleep(20_000)
         var failure: (any Error)?
+        let t0 = nowNs()
+        started.set()
         do { try work() } catch { failure = error }
         stop.set()
+        let ns = nowNs() &- t0
         join(reader)  // before `gets` is read: the reader appends to it until here
         if let failure { throw failure }
-        return gets
+        return (gets, ns)
     }
 
     static func report(_ gets: [UInt64], kind: String, rep: Int, bench: String, what: String, extra: [(String, JSONValue)] = []) {
