@@ -96,22 +96,22 @@ public final class Store: Sendable {
         e.publishAllViews()
         engine = e
         self.sink = sink
-        // In an in-memory store, a waiting reader, or a writer waiting for its turn (a change,
-        // not a staged one), yields and retries for up to ~0.5 ms before it sleeps: a
-        // writer's step is shorter than a sleeping thread's wake-up here. Not on a store
-        // file: its background writer is a third busy thread, and a spinning reader takes the
-        // CPU it needs (measured, see BENCHMARKS.md's readers section: spinning on a file,
-        // its gets over 1 ms beside five 100k-record batches went from 89-207 to 173-330 per
-        // repetition and its writer took 30% longer; two in-memory writers' throughput against
-        // one's went from 0.46-0.56 to 0.65-0.85 with the writers yielding).
-        let spins = sink == nil ? Self.memorySpins : 0
-        stateLock = Lock(spins: spins)
-        writers = Lock(spins: spins)
+        // A writer waiting for its turn (a change, not a staged one) yields and retries for up
+        // to ~0.5 ms before it sleeps: a writer's step is shorter than a sleeping thread's
+        // wake-up. So does a waiting reader in an in-memory store, but not on a store file:
+        // its background writer is a third busy thread, and a spinning reader takes the CPU it
+        // needs (measured, see BENCHMARKS.md's readers section: spinning on a file, its gets
+        // over 1 ms beside five 100k-record batches went from 89-207 to 173-330 per repetition
+        // and its writer took 30% longer). Writers yield on both: two in-memory writers'
+        // throughput against one's went from 0.46-0.56 to 0.65-0.85 with them yielding, and two
+        // on a store file from 73-93% to 91-101% (`optimist-bench --probe writers-file`).
+        stateLock = Lock(spins: sink == nil ? Self.spinsBeforeSleep : 0)
+        writers = Lock(spins: Self.spinsBeforeSleep)
     }
 
-    /// How often a waiting reader or writer of an in-memory store yields before it sleeps
-    /// (see ``Lock/init(spins:)``).
-    static let memorySpins = 500
+    /// How often a waiting writer, or a waiting reader of an in-memory store, yields before it
+    /// sleeps (see ``Lock/init(spins:)``).
+    static let spinsBeforeSleep = 500
 
     /// A cache budget as given, or clamped to ``maximumCacheBytes``.
     ///
