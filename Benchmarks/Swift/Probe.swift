@@ -42,9 +42,7 @@ enum Probe {
         case "writers": for rep in 0..<5 { try ReadersBench.writerThroughput(Store(), kind: "memory", rep: rep) }
         case "writers-file":
             for rep in 0..<5 {
-                let path = dir + "/probe-writers.optimist"
-                for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
-                let s = try Store.open(path: path)
+                let s = try DurableBench.fresh(dir + "/probe-writers.optimist")
                 try ReadersBench.writerThroughput(s, kind: "file", rep: rep)
                 try s.close()
             }

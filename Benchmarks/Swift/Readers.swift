@@ -246,13 +246,13 @@ enum ReadersBench {
             let spinStop = Flag()
             let spinner = spawn {
                 var x: UInt64 = 1
-                while !spinStop.isSet { for _ in 0..<1000 { x = x &* 6364136223846793005 &+ 1442695040888963407 } }
+                while !spinStop.isSet { x = spin(x) }
                 if x == 0 { print("") }
             }
             defer { spinStop.set(); join(spinner) }
             return try measured { taps(0..<total, "d") }
         }
-        for i in 0..<8192 { taps(i..<(i + 1), "a"); taps(i..<(i + 1), "b"); taps(i..<(i + 1), "c"); taps(i..<(i + 1), "d") }
+        for prefix in ["a", "b", "c", "d"] { taps(0..<8192, prefix) }  // every way's keys, untimed
         var ones = [Way](), twos = [Way](), spins = [Way]()
         for round in 0..<rounds {
             for way in 0..<3 {
