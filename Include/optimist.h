@@ -426,7 +426,8 @@ int optimist_batch_incr(optimist_batch *b, const char *coll, const char *key, co
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, b NULL or empty: a mutation needs
 ** at least one op); OPTIMIST_INVALID (an op cannot apply, e.g. incr of a field holding a string:
 ** nothing changes; dedupe_key not UTF-8); OPTIMIST_DUPLICATE; OPTIMIST_IO (an earlier background
-** write failed).
+** write failed); OPTIMIST_STATE (the store has handed out every id up to 2^53 - 1, the largest
+** a JSON number carries exactly: a store file naming a larger one does not open, CORRUPT).
 */
 int optimist_mutate(optimist_store *s, const optimist_batch *b, const char *dedupe_key,
                     uint64_t *out_id);

@@ -13,8 +13,8 @@ enum EndedChunks {
     static let shift: UInt64 = 12
     static let idsPerChunk = 1 << shift
     static let bytesPerChunk = idsPerChunk / 4
-    /// The highest chunk number whose ids all fit in a `MutationID`.
-    static let maxChunk = Int64(UInt64.max >> shift)
+    /// The highest chunk number a store writes: the one holding the largest id it hands out.
+    static let maxChunk = Int64(largestMutationID >> shift)
 
     static func chunk(of id: MutationID) -> Int64 { Int64(id >> shift) }
 

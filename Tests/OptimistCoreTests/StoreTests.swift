@@ -13,6 +13,27 @@ import Testing
         #expect(try s.pendingCount() == 1)
     }
 
+    /// Ids travel as JSON numbers, exact to 2^53 - 1: a store hands out that one and no more
+    /// (a clear error, not an overflow), and a snapshot that names a larger id is damaged.
+    @Test func idsStopAtTheLargestAJSONNumberCarries() throws {
+        let s = try Store(restoring: StoreSnapshot(clientID: "c", nextID: largestMutationID), sink: DiscardingSink())
+        let last = try s.mutate([put("c", "k", ["n": 1])])
+        #expect(last == largestMutationID)
+        #expect(throws: OptimistError.state("this store has handed out every mutation id (up to \(largestMutationID))")) {
+            try s.mutate([put("c", "k", ["n": 2])])
+        }
+        #expect(try s.get("c", "k") == ["n": 1])       // the refused one changed nothing
+        try s.commit(last)
+        #expect(try s.status(last) == .committed)
+
+        for snapshot in [StoreSnapshot(clientID: "c", nextID: largestMutationID + 1),
+                         StoreSnapshot(clientID: "c", nextID: .max),
+                         StoreSnapshot(clientID: "c", mutations: [MutationRecord(id: largestMutationID, ops: [put("c", "k", [:])])]),
+                         StoreSnapshot(clientID: "c", ended: [(id: .max, status: .committed)])] {
+            #expect(throws: OptimistError.self) { _ = try Store(restoring: snapshot, sink: DiscardingSink()) }
+        }
+    }
+
     @Test func idsIncreaseAndAreNeverReused() throws {
         let a = try s.mutate([put("c", "k", [:])])
         try s.rollback(a)
@@ -147,4 +168,12 @@ import Testing
         #expect(throws: OptimistError.misuse("the store is closed")) { try s.get("c", "k") }
         #expect(throws: OptimistError.misuse("the store is closed")) { try s.mutate([put("c", "k", [:])]) }
     }
+}
+
+/// A journal sink that keeps nothing: for stores restored from a snapshot in memory.
+final class DiscardingSink: JournalSink {
+    func append(_ entries: [JournalEntry]) {}
+    func flush() throws(OptimistError) {}
+    func close() throws(OptimistError) {}
+    func takeError() -> OptimistError? { nil }
 }

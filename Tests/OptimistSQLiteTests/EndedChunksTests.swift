@@ -222,15 +222,47 @@ import OptimistSQLite
         "UPDATE ended_chunks SET bits = '\(String(repeating: "a", count: 1024))'",      // text
         "INSERT INTO ended_chunks VALUES (-1, zeroblob(1024))",                         // negative chunk
         "INSERT INTO ended_chunks VALUES (\(Int64.max), zeroblob(1024))",               // ids past UInt64
+        "INSERT INTO ended_chunks VALUES (\(Int64(1) << 41), zeroblob(1024))",          // ids from 2^53
+        "UPDATE meta SET next_mutation_id = -1",                                        // UInt64.max
+        "UPDATE meta SET next_mutation_id = \(Int64(1) << 53)",                         // past what JSON carries
+        "UPDATE mutations SET id = \(Int64(1) << 53)",                                  // a live one there
     ])
-    func damagedChunksAreCorrupt(damage: String) throws {
+    func damagedChunksAndIdsAreCorrupt(damage: String) throws {
         let dir = TempDir()
         let path = dir.file("damaged.db")
         try withStore(path) { (s: Store) throws in
             for _ in 0..<10 { try s.rollback(try s.mutate([.put(collection: "c", key: "k", value: [:])])) }
+            try s.mutate([.put(collection: "c", key: "live", value: [:])])
         }
         #expect(pragma(path, "SELECT count(*) FROM ended_chunks") == 1)
+        #expect(pragma(path, "SELECT count(*) FROM mutations") == 1)
         makeSQLite(path, damage)
         #expect(code { _ = try Store.open(path: path) } == OpenErrorTests.corrupt, "\(damage)")
+    }
+
+    /// Memory follows the ids that ended, not the highest: a file naming one ended id far past
+    /// the others (still one a store could hand out) opens with one page for it, reads its
+    /// status, and hands out the ids after it.
+    @Test func aFarOffEndedIdCostsOnePage() throws {
+        let dir = TempDir()
+        let path = dir.file("far.db")
+        try withStore(path) { (s: Store) throws in
+            try s.commit(try s.mutate([.put(collection: "c", key: "k", value: [:])]))
+        }
+        let chunk = Int64(1) << 40                     // ids 2^52 ..< 2^52 + 4096
+        // Byte 0x06: code 2 (rolled back) for the chunk's first id, code 1 (committed) for the next.
+        makeSQLite(path, "INSERT INTO ended_chunks VALUES (\(chunk), x'06\(String(repeating: "00", count: 1023))')")
+        let far = MutationID(chunk) << 12
+        try withStore(path) { (s: Store) throws in
+            #expect(try s.status(1) == .committed)
+            #expect(try s.status(far) == .rolledBack)
+            #expect(try s.status(far + 1) == .committed)
+            let next = try s.mutate([.put(collection: "c", key: "k", value: ["n": 1])])
+            #expect(next == far + 2)
+            try s.commit(next)
+        }
+        try withStore(path) { (s: Store) throws in
+            #expect(try s.status(far + 2) == .committed)
+        }
     }
 }

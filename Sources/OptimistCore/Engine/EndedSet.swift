@@ -1,23 +1,49 @@
-/// How each ended mutation ended, two bits per id: ids are dense and increasing, so this
-/// stays tiny (a million ended mutations take 250 KB) where a dictionary would not.
-struct EndedSet {
-    private var known: [UInt64] = []
-    private var committed: [UInt64] = []
+/// How each ended mutation ended, two bits per id, in pages of 4,096 ids made as ids end in
+/// them. Ids are dense and increasing, so a million ended mutations take about 250 KB where a
+/// dictionary would take tens of MB; and memory follows the ids that ended, not the highest
+/// one, so a damaged store file that names one far-off id costs one page.
+///
+/// Noncopyable: its pages are objects (the last one stays at hand without a lookup), so a copy
+/// would share them.
+struct EndedSet: ~Copyable {
+    private static let shift = 12
+    private static let wordsPerPage = (1 << shift) / 64
+
+    /// One page's bits: `known` in the first half of the words, `committed` in the second.
+    private final class Page {
+        var words = [UInt64](repeating: 0, count: 2 * EndedSet.wordsPerPage)
+    }
+
+    private var pages: [MutationKey: Page] = [:]
+    /// The page the last insert went to: mutations end in about the order they started.
+    private var lastNumber: MutationID = .max
+    private var last: Page?
+
+    init() {}
 
     mutating func insert(_ id: MutationID, _ status: MutationStatus) {
-        let word = Int(id / 64), bit = UInt64(1) << (id % 64)
-        if word >= known.count {
-            let grow = max(word + 1 - known.count, known.count)
-            known.append(contentsOf: repeatElement(0, count: grow))
-            committed.append(contentsOf: repeatElement(0, count: grow))
+        let number = id >> Self.shift
+        let page: Page
+        if number == lastNumber, let last {
+            page = last
+        } else if let found = pages[MutationKey(number)] {
+            page = found
+        } else {
+            page = Page()
+            pages[MutationKey(number)] = page
         }
-        known[word] |= bit
-        if status == .committed { committed[word] |= bit } else { committed[word] &= ~bit }
+        lastNumber = number
+        last = page
+        let word = Int(truncatingIfNeeded: (id >> 6) & MutationID(Self.wordsPerPage - 1)), bit = UInt64(1) << (id & 63)
+        page.words[word] |= bit
+        if status == .committed { page.words[Self.wordsPerPage + word] |= bit } else { page.words[Self.wordsPerPage + word] &= ~bit }
     }
 
     func status(_ id: MutationID) -> MutationStatus? {
-        let word = Int(truncatingIfNeeded: id / 64), bit = UInt64(1) << (id % 64)
-        guard id / 64 < UInt64(known.count), known[word] & bit != 0 else { return nil }
-        return committed[word] & bit != 0 ? .committed : .rolledBack
+        let number = id >> Self.shift
+        guard let page = number == lastNumber ? last : pages[MutationKey(number)] else { return nil }
+        let word = Int(truncatingIfNeeded: (id >> 6) & MutationID(Self.wordsPerPage - 1)), bit = UInt64(1) << (id & 63)
+        guard page.words[word] & bit != 0 else { return nil }
+        return page.words[Self.wordsPerPage + word] & bit != 0 ? .committed : .rolledBack
     }
 }

@@ -3,6 +3,7 @@ extension Engine {
         guard !ops.isEmpty else { throw .misuse("a mutation needs at least one op") }
         if let dedupeKey, let existing = dedupe[dedupeKey] { throw .duplicate(existing: existing) }
         let id = nextID
+        guard id <= largestMutationID else { throw .state("this store has handed out every mutation id (up to \(largestMutationID))") }
         if ops.count == 1 {
             // Most taps change one record: no results array, one lookup of the collection.
             let op = ops[0]

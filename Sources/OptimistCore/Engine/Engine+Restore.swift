@@ -43,7 +43,8 @@ extension Engine {
     /// server can drop the duplicate).
     ///
     /// - Throws: what the storage throws reading a record, or the snapshot's stream reading
-    ///   its mutations (`.io`, `.corrupt`).
+    ///   its mutations (`.io`, `.corrupt`); `.corrupt` when an id is past
+    ///   ``largestMutationID``.
     convenience init(restoring s: consuming StoreSnapshot, journaling: Bool, storage: any ConfirmedStorage) throws(OptimistError) {
         self.init(clientID: s.clientID, journaling: journaling, storage: storage)
         for (coll, key, value) in s.confirmed { storage.setRecord(coll, key, value) }
@@ -84,6 +85,9 @@ extension Engine {
         // Retried mutations sit after the others; the loader's id order is not send order.
         if due.count > 1 && !zip(due, due.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { due.sort() }
         syncCursor = s.syncCursor
+        guard fold.maxID < largestMutationID, s.nextID <= largestMutationID else {
+            throw .corrupt("a mutation id (\(max(fold.maxID, s.nextID))) is past the largest a store hands out (\(largestMutationID))")
+        }
         nextID = max(s.nextID, fold.maxID + 1)
         storage.endCall()
     }

@@ -1,6 +1,12 @@
 /// A store-assigned mutation id: increasing, never reused in a store's life.
 public typealias MutationID = UInt64
 
+/// The largest id a store hands out. Ids travel as JSON numbers (the sync's pushes, the
+/// outbox, `explain`), which carry integers exactly only up to 2^53 - 1. A store making a
+/// million mutations a second would reach it after 285 years, so a store file that names a
+/// larger id is damaged.
+package let largestMutationID: MutationID = (1 << 53) - 1
+
 /// A mutation id as a dictionary key. Ids are sequential integers, so a multiply-xorshift mix
 /// of the seed and the id spreads them well; the default SipHash of a `UInt64` was a tenth of
 /// a mutate's instructions (callgrind).

@@ -251,7 +251,8 @@ public final class Store: Sendable {
     /// Applies `ops` to the visible state at once, as one atomic mutation, and returns its id.
     ///
     /// - Throws: `.invalid` if an op cannot apply (nothing changes); `.duplicate` if a
-    ///   not-yet-ended mutation holds `dedupeKey` (nothing changes).
+    ///   not-yet-ended mutation holds `dedupeKey` (nothing changes); `.state` once every id up
+    ///   to 2^53 - 1 (the largest a JSON number carries exactly) is used.
     @discardableResult
     public func mutate(_ ops: [Op], dedupeKey: String? = nil, policy: FailurePolicy = .rollback) throws(OptimistError) -> MutationID {
         try change(.mutate) { e throws(OptimistError) in try e.mutate(ops, dedupeKey: dedupeKey, policy: policy) }
