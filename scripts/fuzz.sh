@@ -69,6 +69,7 @@ done
 # -timeout: one input running this long is a hang (a finding).
 failed=0
 declare -a LINES=()
+declare -a NAMED=()
 for t in $TARGETS; do
     corpus="$BUILD/corpus/$t"
     seeds="$ROOT/Tests/Fuzz/corpus/$t"
@@ -88,6 +89,10 @@ for t in $TARGETS; do
     if [ "$rc" -ne 0 ] || [ "$findings" -ne 0 ]; then
         status="FINDING (exit $rc)"
         failed=$((failed + 1))
+        # What broke, in a few words, for the one-line summary (a CI page may show only that).
+        cause=$(grep -m1 -oE 'Swift runtime failure: [^/]*|runtime error: .*|fuzz_[a-z_]+\.c:[0-9]+: .*|ERROR: libFuzzer: [a-z -]*|ERROR: AddressSanitizer: [a-z-]*' "$log" | head -n 1 | sed "s/ *$//")
+        where=$(grep -m1 -oE '/Sources/[^ ]+\.swift:[0-9]+' "$log" | sed 's|^/Sources/||')
+        NAMED+=("$t: ${cause:-exit $rc}${where:+ at $where}")
         # The report: the first lines that say what broke, then where the input is.
         grep -E 'FUZZ|ERROR|runtime error|SUMMARY|: .*(returned|expected|says|not canonical)' "$log" | head -n 20
         find "$BUILD/findings" -name "$t-*" -type f | sed 's/^/  input: /'
@@ -99,5 +104,9 @@ done
 printf '\n%s\n' "---- fuzz summary (${SECONDS_EACH}s each) ----"
 printf '%s\n' "${LINES[@]}"
 n=$(wc -w <<<"$TARGETS")
-echo "fuzz: $n targets, $failed with findings"
+if [ "$failed" -eq 0 ]; then
+    echo "fuzz: $n targets, $failed with findings"
+else
+    echo "fuzz: $n targets, $failed with findings ($(IFS=';'; echo "${NAMED[*]}"))"
+fi
 [ "$failed" -eq 0 ]
