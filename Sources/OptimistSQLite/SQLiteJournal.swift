@@ -36,6 +36,8 @@ public final class SQLiteJournal: JournalSink, @unchecked Sendable {
 
     public func append(_ entries: [JournalEntry]) { state.append(entries) }
 
+    public func append(taking entries: inout [JournalEntry]) { state.append(taking: &entries) }
+
     public func flush() throws(OptimistError) { try state.flush() }
 
     public func takeError() -> OptimistError? { state.takeError() }
@@ -121,28 +123,46 @@ final class WriterState: @unchecked Sendable {
     init(writer: BatchWriter) { self.writer = writer }
 
     func append(_ entries: [JournalEntry]) {
+        appending(count: entries.count) { for e in entries { enqueue(e) } }
+    }
+
+    /// Moves `entries` to the queue (see ``JournalSink/append(taking:)``).
+    func append(taking entries: inout [JournalEntry]) {
+        // Taken from the end, each entry is moved, not copied and released; reversed first
+        // to keep their order, in the buffer (which moves them; Array's own reverse copies).
+        if entries.count > 1 { entries.withUnsafeMutableBufferPointer { $0.reverse() } }
+        appending(count: entries.count) { while let e = entries.popLast() { enqueue(e) } }
+    }
+
+    /// Runs `enqueueAll` (which enqueues `count` entries) under the monitor, waking the writer
+    /// when it needs to be.
+    private func appending(count: Int, _ enqueueAll: () -> Void) {
         monitor.locked {
             // Wake the writer only when it sleeps with nothing to do: a wake-up per call cost
             // the caller a futex call and set the writer competing for the core on every mutate.
             let wake = queue.isEmpty && writerIdle && !stalled
-            for e in entries {
-                switch e {
-                case .mutation(let m):
-                    queuedMutation[MutationKey(m.id)] = queue.count
-                case .ended(let id, _):
-                    if let at = queuedMutation.removeValue(forKey: MutationKey(id)) {
-                        queue[at] = e  // the same net effect: later entries never name this id
-                        continue
-                    }
-                default: break
-                }
-                queue.append(e)
-            }
+            enqueueAll()
             appended += 1
             appendedCount.store(appended, ordering: .releasing)
-            if !spent.isEmpty { spent.removeLast(min(spent.count, entries.count + 2)) }
+            if !spent.isEmpty { spent.removeLast(min(spent.count, count + 2)) }
             if wake { monitor.broadcast() }
         }
+    }
+
+    /// Queues one entry (under the monitor). An ended mutation whose own entry is still queued
+    /// takes that entry's place: the same net effect, as later entries never name its id.
+    @inline(__always) private func enqueue(_ e: consuming JournalEntry) {
+        switch e {
+        case .mutation(let m):
+            queuedMutation[MutationKey(m.id)] = queue.count
+        case .ended(let id, _):
+            if let at = queuedMutation.removeValue(forKey: MutationKey(id)) {
+                queue[at] = e
+                return
+            }
+        default: break
+        }
+        queue.append(e)
     }
 
     func takeError() -> OptimistError? {

@@ -3,7 +3,7 @@ extension Engine {
         guard !ops.isEmpty else { throw .misuse("a mutation needs at least one op") }
         if let dedupeKey, let existing = dedupe[dedupeKey] { throw .duplicate(existing: existing) }
         let id = nextID
-        guard id <= largestMutationID else { throw .state("this store has handed out every mutation id (up to \(largestMutationID))") }
+        guard id <= largestMutationID else { throw Self.idsUsedUp() }
         if ops.count == 1 {
             // Most taps change one record: no results array, one lookup of the collection.
             let op = ops[0]
@@ -18,6 +18,12 @@ extension Engine {
             for (c, key, value) in results { stage(id, c, key, value, old: visible(c, key)) }
         }
         return id
+    }
+
+    /// The error of a mutate past ``largestMutationID`` (built out of line: the message's
+    /// interpolation is code a tap would otherwise carry).
+    @inline(never) static func idsUsedUp() -> OptimistError {
+        .state("this store has handed out every mutation id (up to \(largestMutationID))")
     }
 
     /// Makes mutation `id` live (the ops already evaluated; nothing can fail from here on).

@@ -1,0 +1,45 @@
+import Testing
+import Optimist
+@testable import OptimistCore
+@testable import OptimistSQLite
+
+/// The journal queues a change's entries in the order the change made them, whether it copies
+/// them (`append(_:)`) or moves them out of the store's buffer (`append(taking:)`).
+@Suite struct SQLiteJournalTests {
+    /// Entries whose order decides what the file ends up holding: a key put twice, a key put
+    /// then deleted, a mutation then its end.
+    func entries(_ c: Key) -> [JournalEntry] {
+        [.confirmed(collection: c, key: "twice", value: ["n": 1]),
+         .confirmed(collection: c, key: "twice", value: ["n": 2]),
+         .confirmed(collection: c, key: "gone", value: ["n": 3]),
+         .confirmed(collection: c, key: "gone", value: nil),
+         .mutation(MutationRecord(id: 1, ops: [.put(collection: c, key: "m", value: [:])])),
+         .ended(id: 1, status: .committed),
+         .mutation(MutationRecord(id: 2, ops: [.put(collection: c, key: "m", value: ["live": true])]))]
+    }
+
+    @Test(arguments: [false, true])
+    func entriesAreWrittenInTheirOrder(taking: Bool) throws {
+        let dir = TempDir()
+        let path = dir.file("order.db")
+        let (_, journal, _) = try SQLiteStoreFile.open(path: path)
+        var batch = entries("c")
+        let capacity = batch.capacity
+        if taking {
+            journal.append(taking: &batch)
+            #expect(batch.isEmpty)
+            #expect(batch.capacity == capacity)   // the buffer stays for the next change
+        } else {
+            journal.append(batch)
+            #expect(batch.count == 7)             // copied, not taken
+        }
+        try journal.close()
+        try withStore(path) { (s: Store) throws in
+            #expect(try s.confirmed("c", "twice") == ["n": 2])
+            #expect(try s.confirmed("c", "gone") == nil)
+            #expect(try s.status(1) == .committed)
+            #expect(try s.status(2) == .pending)
+            #expect(try s.get("c", "m") == ["live": true])
+        }
+    }
+}
