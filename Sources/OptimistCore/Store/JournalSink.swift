@@ -20,6 +20,7 @@ public protocol JournalSink: AnyObject, Sendable {
 }
 
 extension JournalSink {
+    /// Copies the entries through ``append(_:)``, then empties `entries` in place.
     public func append(taking entries: inout [JournalEntry]) {
         append(entries)
         // One entry at a time (a tap journals one): `removeAll(keepingCapacity:)` goes
