@@ -373,8 +373,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     /// beside a big batch waited for it for milliseconds.
     private func releaseWritten() {
         // Nothing unwritten to let go of (most calls between big changes): no more work.
-        if orderHead == 0, order.isEmpty || (order.count == 1 && order[0].isEmpty),
-           !unwritten.isEmpty || unwritten.capacity <= 4096 { return }
+        if orderHead == 0, order.isEmpty || (order.count == 1 && order[0].isEmpty), !unwrittenRoomToFree { return }
         let committed = writer.committedCount.load(ordering: .acquiring)
         var budget = Self.releasePerCall
         var released: [Unwritten] = []
@@ -404,7 +403,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         }
         var garbage: [Any] = []
         if !released.isEmpty { garbage.append(released) }
-        if unwritten.isEmpty && unwritten.capacity > 4096 {
+        if unwrittenRoomToFree {
             // The table's room too (100k records' worth after a big batch).
             var empty: [RecordAddress: Unwritten] = [:]
             swap(&empty, &unwritten)
@@ -412,6 +411,13 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         }
         if !garbage.isEmpty { writer.discard(garbage) }
     }
+
+    /// Whether the unwritten table is empty but keeps more room than ``keptUnwrittenRoom``,
+    /// which ``releaseWritten()`` then frees.
+    private var unwrittenRoomToFree: Bool { unwritten.isEmpty && unwritten.capacity > Self.keptUnwrittenRoom }
+
+    /// The room an empty unwritten table keeps for the next changes (records).
+    private static let keptUnwrittenRoom = 4096
 
     var cacheUsage: (entries: Int, bytes: Int) { (cache.count, cache.bytes) }
     var cacheBudget: Int { cache.budget }

@@ -21,8 +21,13 @@ struct EndedSet: ~Copyable {
 
     init() {}
 
+    /// Where `id`'s bits are: its page's number, the word in each half of the page, the bit.
+    @inline(__always) private static func place(_ id: MutationID) -> (page: MutationID, word: Int, bit: UInt64) {
+        (id >> shift, Int(truncatingIfNeeded: (id >> 6) & MutationID(wordsPerPage - 1)), UInt64(1) << (id & 63))
+    }
+
     mutating func insert(_ id: MutationID, _ status: MutationStatus) {
-        let number = id >> Self.shift
+        let (number, word, bit) = Self.place(id)
         let page: Page
         if number == lastNumber, let last {
             page = last
@@ -34,15 +39,13 @@ struct EndedSet: ~Copyable {
         }
         lastNumber = number
         last = page
-        let word = Int(truncatingIfNeeded: (id >> 6) & MutationID(Self.wordsPerPage - 1)), bit = UInt64(1) << (id & 63)
         page.words[word] |= bit
         if status == .committed { page.words[Self.wordsPerPage + word] |= bit } else { page.words[Self.wordsPerPage + word] &= ~bit }
     }
 
     func status(_ id: MutationID) -> MutationStatus? {
-        let number = id >> Self.shift
+        let (number, word, bit) = Self.place(id)
         guard let page = number == lastNumber ? last : pages[MutationKey(number)] else { return nil }
-        let word = Int(truncatingIfNeeded: (id >> 6) & MutationID(Self.wordsPerPage - 1)), bit = UInt64(1) << (id & 63)
         guard page.words[word] & bit != 0 else { return nil }
         return page.words[Self.wordsPerPage + word] & bit != 0 ? .committed : .rolledBack
     }
