@@ -5,19 +5,25 @@ extension Engine {
         let id = nextID
         guard id <= largestMutationID else { throw Self.idsUsedUp() }
         if ops.count == 1 {
-            // Most taps change one record: no results array, one lookup of the collection.
-            let op = ops[0]
-            let c = collection(op.collection)
-            let current = try readVisible(c, op.key)
-            let value = try op.apply(to: current).get()
-            start(id, ops, dedupeKey: dedupeKey, policy: policy)
-            stage(id, c, op.key, value, old: current)
+            try mutateOne(id, ops[0], ops, dedupeKey: dedupeKey, policy: policy)
         } else {
             let results = try evaluate(ops, on: { (c, k) throws(OptimistError) in try readVisible(c, k) }, skipFailing: false)
             start(id, ops, dedupeKey: dedupeKey, policy: policy)
             for (c, key, value) in results { stage(id, c, key, value, old: visible(c, key)) }
         }
         return id
+    }
+
+    /// ``mutate(_:dedupeKey:policy:)`` of one op (most taps change one record): no results
+    /// array, one lookup of the collection. The op is borrowed from the array, not copied (a
+    /// copy retains and releases each of its strings and its record).
+    @inline(__always) private func mutateOne(_ id: MutationID, _ op: borrowing Op, _ ops: [Op], dedupeKey: String?,
+                                             policy: FailurePolicy) throws(OptimistError) {
+        let c = collection(op.collection)
+        let current = try readVisible(c, op.key)
+        let value = try op.apply(to: current).get()
+        start(id, ops, dedupeKey: dedupeKey, policy: policy)
+        stage(id, c, op.key, value, old: current)
     }
 
     /// The error of a mutate past ``largestMutationID`` (built out of line: the message's

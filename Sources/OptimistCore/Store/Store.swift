@@ -47,6 +47,8 @@ public final class Store: Sendable {
     /// handle check); calls still check under the lock.
     private let closedFlag = Atomic<Bool>(false)
     private let staging = Atomic<Int>(Store.defaultStagingThreshold)
+    /// Whether the storage defers upkeep to ``upkeepIfDue()`` (see ``init(engine:sink:retryPolicy:)``).
+    private let hasUpkeep: Bool
     /// Visible records for gets that take no state lock (see ``ReadCache``).
     let readCache: ReadCache
     /// The views' published values, for view reads that take no state lock.
@@ -89,6 +91,9 @@ public final class Store: Sendable {
         // Compactions, index merges and regrown tables are built outside the state lock,
         // after the change that made them due (see `upkeepIfDue`), not inside its hold.
         e.storage.defersUpkeep = true
+        // A storage that keeps the setting false has no upkeep to defer (a store file's):
+        // its changes skip the check (an existential call and four retains per change).
+        hasUpkeep = e.storage.defersUpkeep
         // As large as the storage's cache, and mostly the same records (shared, not copied).
         readCache = ReadCache(budget: e.storage.cacheBudget)
         e.readCache = readCache
@@ -172,6 +177,7 @@ public final class Store: Sendable {
     /// place in one short step, as a staged change's is. Readers keep reading the old
     /// arrangement meanwhile; a scan merges a copy of an index being rebuilt (`holdsUpkeep`).
     private func upkeepIfDue() {
+        guard hasUpkeep else { return }
         let e = engine
         guard e.storage.upkeepDue else { return }
         state { e in e.storage.holdsUpkeep = true }
