@@ -49,22 +49,28 @@ let package = Package(
         // constants and version, written once in the header, for the Swift code that needs them.
         .systemLibrary(name: "COptimist"),
         // The @_cdecl entry points declared in Include/optimist.h.
-        .target(name: "OptimistC", dependencies: ["Optimist", "COptimist"], exclude: ["exports.map"], swiftSettings: unchecked),
+        //
+        // A target that uses OptimistCore's types names OptimistCore among its dependencies,
+        // even where `import Optimist` re-exports it: SwiftPM's incremental build follows only
+        // the dependencies named. Without OptimistCore named here, a stored property added to
+        // `Store` rebuilt Optimist but not this target, whose code kept the old field offsets
+        // (`optimist_client_id` then returned an empty string).
+        .target(name: "OptimistC", dependencies: ["Optimist", "OptimistCore", "COptimist"], exclude: ["exports.map"], swiftSettings: unchecked),
         // The `optimist` command-line tool (inspect, outbox, explain, dump): reads store files,
         // also one another process has open, without the library's open path (see
         // Sources/OptimistCLI/FileSnapshot.swift). CMake installs it as PREFIX/bin/optimist.
         .executableTarget(name: "optimist-cli", dependencies: ["OptimistCore", "CSQLite", "COptimist"], path: "Sources/OptimistCLI"),
         // Microbenchmarks (Benchmarks/run builds this in release mode).
-        .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "OptimistFoundation", "CSQLite"], path: "Benchmarks/Swift"),
+        .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "OptimistCore", "OptimistFoundation", "CSQLite"], path: "Benchmarks/Swift"),
         // A child process the crash tests kill with SIGKILL.
-        .executableTarget(name: "optimist-crash-child", dependencies: ["Optimist"], path: "Tests/CrashChild"),
+        .executableTarget(name: "optimist-crash-child", dependencies: ["Optimist", "OptimistCore"], path: "Tests/CrashChild"),
         // What several test targets share: seeded randomness, op shorthands, the naive model
         // and the model-based run.
         .target(name: "OptimistTestSupport", dependencies: ["OptimistCore"], path: "Tests/Support"),
         .testTarget(name: "OptimistCoreTests", dependencies: ["OptimistCore", "OptimistTestSupport"]),
-        .testTarget(name: "OptimistSQLiteTests", dependencies: ["Optimist", "OptimistTestSupport", "OptimistThreads"]),
-        .testTarget(name: "OptimistTests", dependencies: ["Optimist", "OptimistFoundation", "OptimistTestSupport"]),
-        .testTarget(name: "OptimistSyncTests", dependencies: ["OptimistSync", "Optimist"]),
+        .testTarget(name: "OptimistSQLiteTests", dependencies: ["Optimist", "OptimistCore", "OptimistTestSupport", "OptimistThreads"]),
+        .testTarget(name: "OptimistTests", dependencies: ["Optimist", "OptimistCore", "OptimistFoundation", "OptimistTestSupport"]),
+        .testTarget(name: "OptimistSyncTests", dependencies: ["OptimistSync", "Optimist", "OptimistCore"]),
     ],
     swiftLanguageModes: [.v6]
 )
