@@ -26,6 +26,11 @@ else()
   set(_optimist_swift_config release)
   set(_optimist_swift_config_flags)
 endif()
+# SwiftPM's full LTO (its option is still named experimental; the compiler side is LLVM's
+# ordinary LTO): the modules are compiled to bitcode and optimized together at the link.
+if(OPTIMIST_LTO AND _optimist_swift_config STREQUAL "release")
+  list(APPEND _optimist_swift_config_flags --experimental-lto-mode=full)
+endif()
 
 # Any change to Swift sources, C shims SwiftPM compiles, module maps, the header or the manifest
 # rebuilds.

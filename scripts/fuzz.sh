@@ -40,7 +40,7 @@ LINKER=()
 
 # ---- the instrumented library ------------------------------------------------------------------
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER="$CLANG" \
-    -DOPTIMIST_BUILD_TESTS=OFF "-DOPTIMIST_SWIFT_EXTRA_FLAGS=-j;$JOBS;-Xswiftc;-sanitize=fuzzer,address" \
+    -DOPTIMIST_BUILD_TESTS=OFF -DOPTIMIST_LTO=OFF "-DOPTIMIST_SWIFT_EXTRA_FLAGS=-j;$JOBS;-Xswiftc;-sanitize=fuzzer,address" \
     >"$BUILD/logs/configure.log" 2>&1 || { cat "$BUILD/logs/configure.log"; exit 1; }
 echo "fuzz: building the instrumented liboptimist.so in build-fuzz/ (first time: a few minutes)"
 cmake --build "$BUILD" --target optimist_swift -j "$JOBS" || exit 1
