@@ -194,6 +194,24 @@ import OptimistThreads
         #expect(try again.get("other", "k") == ["n": 4])
     }
 
+    /// The bounds of the collection read last are kept at hand: a record confirmed beyond
+    /// them, then written and evicted, is found by the next read of that same collection
+    /// (no other collection read between, which would reload the bounds).
+    @Test func theLastCollectionsBoundsFollowConfirmedRecords() throws {
+        let dir = TempDir()
+        let path = dir.file("recent-bounds.optimist")
+        try withStore(path) { (s: Store) throws in try s.serverApply([put("c", "m", ["n": 1])]) }
+        let s = try Store.open(path: path, cacheBytes: 1)
+        defer { try? s.close() }
+        #expect(try s.get("c", "x") == nil)          // outside [m, m]: c's bounds are now at hand
+        try s.serverApply([put("c", "z", ["n": 2])])  // above them
+        #expect(try s.get("c", "z") == ["n": 2])     // unwritten yet, or written: found either way
+        try s.serverApply([put("c", "a", ["n": 3])])  // below them
+        try s.flush()                                // written, and gone from the one-byte cache
+        #expect(try s.get("c", "a") == ["n": 3])
+        #expect(try s.get("c", "zz") == nil)         // still outside [a, z]
+    }
+
     /// Defining a view over records already in the file computes it there; records the writer
     /// has not written yet (and pending ones) count as the store shows them.
     @Test func aViewDefinedOverExistingRecordsCountsWhatTheStoreShows() throws {
