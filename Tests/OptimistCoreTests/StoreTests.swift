@@ -26,9 +26,16 @@ import Testing
         try s.commit(last)
         #expect(try s.status(last) == .committed)
 
-        for snapshot in [StoreSnapshot(clientID: "c", nextID: largestMutationID + 1),
+        // The state it is in now (the last id live, the next one past the largest) restores;
+        // ids past the largest do not.
+        let after = try Store(restoring: StoreSnapshot(clientID: "c", nextID: largestMutationID + 1,
+                                                       mutations: [MutationRecord(id: largestMutationID, ops: [put("c", "k", [:])])]),
+                              sink: DiscardingSink())
+        #expect(try after.status(largestMutationID) == .pending)
+        #expect(throws: OptimistError.self) { try after.mutate([put("c", "k", ["n": 3])]) }
+        for snapshot in [StoreSnapshot(clientID: "c", nextID: largestMutationID + 2),
                          StoreSnapshot(clientID: "c", nextID: .max),
-                         StoreSnapshot(clientID: "c", mutations: [MutationRecord(id: largestMutationID, ops: [put("c", "k", [:])])]),
+                         StoreSnapshot(clientID: "c", mutations: [MutationRecord(id: largestMutationID + 1, ops: [put("c", "k", [:])])]),
                          StoreSnapshot(clientID: "c", ended: [(id: .max, status: .committed)])] {
             #expect(throws: OptimistError.self) { _ = try Store(restoring: snapshot, sink: DiscardingSink()) }
         }

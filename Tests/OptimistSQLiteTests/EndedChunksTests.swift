@@ -215,6 +215,22 @@ import OptimistSQLite
         #expect(pragma(path, "SELECT count(*) FROM sqlite_master WHERE name = 'ended_chunks'") == 0)
     }
 
+    /// A store that handed out the last id (2^53 - 1) reopens: its file holds that mutation
+    /// and a next id one past it, which is its own state, not damage. The next mutate is refused.
+    @Test func aStoreThatHandedOutTheLastIdReopens() throws {
+        let dir = TempDir()
+        let path = dir.file("last-id.db")
+        try withStore(path) { (s: Store) throws in try s.mutate([.put(collection: "c", key: "k", value: [:])]) }
+        makeSQLite(path, "UPDATE meta SET next_mutation_id = \((Int64(1) << 53) - 1)")
+        let last = try withStore(path) { (s: Store) throws in try s.mutate([.put(collection: "c", key: "last", value: ["n": 1])]) }
+        #expect(last == (1 << 53) - 1)
+        let s = try Store.open(path: path)
+        defer { try? s.close() }
+        #expect(try s.status(last) == .pending)
+        #expect(try s.get("c", "last") == ["n": 1])
+        #expect(throws: OptimistError.self) { try s.mutate([.put(collection: "c", key: "k2", value: [:])]) }
+    }
+
     @Test(arguments: [
         "UPDATE ended_chunks SET bits = x'00'",                                         // too short
         "UPDATE ended_chunks SET bits = zeroblob(1025)",                                // too long
@@ -224,7 +240,7 @@ import OptimistSQLite
         "INSERT INTO ended_chunks VALUES (\(Int64.max), zeroblob(1024))",               // ids past UInt64
         "INSERT INTO ended_chunks VALUES (\(Int64(1) << 41), zeroblob(1024))",          // ids from 2^53
         "UPDATE meta SET next_mutation_id = -1",                                        // UInt64.max
-        "UPDATE meta SET next_mutation_id = \(Int64(1) << 53)",                         // past what JSON carries
+        "UPDATE meta SET next_mutation_id = \((Int64(1) << 53) + 1)",                   // past the last id's successor
         "UPDATE mutations SET id = \(Int64(1) << 53)",                                  // a live one there
     ])
     func damagedChunksAndIdsAreCorrupt(damage: String) throws {

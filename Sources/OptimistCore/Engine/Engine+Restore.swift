@@ -85,7 +85,9 @@ extension Engine {
         // Retried mutations sit after the others; the loader's id order is not send order.
         if due.count > 1 && !zip(due, due.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { due.sort() }
         syncCursor = s.syncCursor
-        guard fold.maxID < largestMutationID, s.nextID <= largestMutationID else {
+        // The last id handed out may be the largest itself, which leaves the next id one past
+        // it (every id used: the next mutate is refused); anything beyond is damage.
+        guard fold.maxID <= largestMutationID, s.nextID <= largestMutationID + 1 else {
             throw .corrupt("a mutation id (\(max(fold.maxID, s.nextID))) is past the largest a store hands out (\(largestMutationID))")
         }
         nextID = max(s.nextID, fold.maxID + 1)
