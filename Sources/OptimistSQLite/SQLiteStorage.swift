@@ -112,9 +112,10 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         // no record anywhere: pending mutations are often new records (today's logs, fresh ids)
         // that sort after every confirmed one, and two index seeks spare each of them a probe
         // and the lookups below (a reopen with 100k pending asks for all of its keys at once).
-        guard case .range(let lowest, let highest) = try keyBounds(collection) else { return out }
+        let bounds = try keyBounds(collection)
+        guard case .range = bounds else { return out }
         var ask = [Key]()
-        for k in keys where !(k < lowest || highest < k) {
+        for k in keys where bounds.contains(k) {
             let a = RecordAddress(collection: collection, key: k)
             if !unwritten.isEmpty, let u = unwritten[a] {
                 if let v = u.value { out[k] = v }
