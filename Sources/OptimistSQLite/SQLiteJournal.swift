@@ -165,6 +165,9 @@ final class WriterState: @unchecked Sendable {
         queue.append(e)
     }
 
+    /// How many written entries wait to be freed (for tests).
+    var spentCount: Int { monitor.locked { spent.count } }
+
     func takeError() -> OptimistError? {
         guard hasUnreported.load(ordering: .acquiring) else { return nil }
         return monitor.locked {
@@ -182,22 +185,30 @@ final class WriterState: @unchecked Sendable {
     }
 
     func flush() throws(OptimistError) {
+        // What the writer has written is freed here, by the flushing thread, outside the
+        // monitor: a flush waits for the disk anyway. Left in `spent`, a bulk load's entries
+        // (one per record: 100k after a 100k-record apply) went a few per later call, and the
+        // next ~8,000 taps each paid ~0.5 µs of cache misses freeing cold records.
+        var written: [JournalEntry] = []
+        defer { withExtendedLifetime(written) {} }
         monitor.lock()
         defer { monitor.unlock() }
         let target = appended
-        guard synced < target else { return }
-        guard !closed && !stopping else { throw .misuse("the store is closed") }
-        syncWanted = max(syncWanted, target)
-        retryNow = true
-        let failuresBefore = failures
-        monitor.broadcast()
-        while synced < target {
-            if failures != failuresBefore {
-                unreported = nil
-                throw lastError ?? .io("write failed")
+        if synced < target {
+            guard !closed && !stopping else { throw .misuse("the store is closed") }
+            syncWanted = max(syncWanted, target)
+            retryNow = true
+            let failuresBefore = failures
+            monitor.broadcast()
+            while synced < target {
+                if failures != failuresBefore {
+                    unreported = nil
+                    throw lastError ?? .io("write failed")
+                }
+                monitor.wait()
             }
-            monitor.wait()
         }
+        swap(&written, &spent)
     }
 
     /// Flushes and tells the writer to stop; nil when another close got here first.
