@@ -115,6 +115,25 @@ def durable(lines: list[dict]) -> dict:
     return out
 
 
+def flatness(rows: list) -> list:
+    """The tap against the store's size: each host's optimistic median at its largest n over
+    its median at 1,000 logs (the target: at most 1.2x, up to 1M logs in a --full run)."""
+    parts = []
+    for host in dict.fromkeys(r["host"] for r in rows):
+        mine = [r for r in rows if r["host"] == host and r.get("optimistic_us")]
+        small = next((r for r in mine if r["n"] == 1000), None)
+        if not small or len(mine) < 2:
+            continue
+        big = max(mine, key=lambda r: r["n"])
+        parts.append((host, big["n"], big["optimistic_us"] / small["optimistic_us"]))
+    if not parts:
+        return []
+    text = "; ".join(f"{h} {x:.2f}× at {n:,}" for h, n, x in parts)
+    verdict = "within" if max(x for _, _, x in parts) <= 1.2 else "NOT within"
+    return [f"**The tap against the store's size** (its median at the largest n over its median at 1,000 "
+            f"logs): {text}; {verdict} the target of 1.2×.", ""]
+
+
 def fmt_us(v) -> str:
     if v is None:
         return "–"
@@ -235,6 +254,7 @@ def markdown(data: dict, mode: str, seconds: str, has_plot: bool) -> str:
         out.append("")
     if has_plot:
         out += ["![reload vs optimistic latency against n, log-log](Benchmarks/results/reload_vs_optimistic.png)", ""]
+    out += flatness(rows)
     c1k = next((r for r in rows if r["host"] == "c" and r["n"] == 1000 and "ratio" in r), None)
     if c1k:
         def against(k: str, kj: str) -> str:
@@ -341,6 +361,7 @@ def markdown(data: dict, mode: str, seconds: str, has_plot: bool) -> str:
             out.append(f"| {r['host']} | {r['n']:,} | {fmt_us(r.get('reload_us'))} | {fmt_us(r.get('reload_lean_us'))} | "
                        f"{fmt_us(r.get('optimistic_us'))} | {ratio(r, 'ratio')} | {ratio(r, 'ratio_lean')} |")
         out.append("")
+        out += flatness(f.get("reload_vs_optimistic", []))
     out += ["## Reproduce", "", "```", "Benchmarks/run --quick   # a few minutes: n = 1k, 10k, 100k",
             "Benchmarks/run --full    # adds n = 1M and more repetitions (about 4 minutes); kept as results/full.json", "```", ""]
     return "\n".join(out)
