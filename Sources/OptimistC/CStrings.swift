@@ -9,8 +9,8 @@ import Optimist
 // Out: malloc'd copies the caller releases with `optimist_free`.
 
 /// A required string argument: NULL is `.misuse`, bytes that are not UTF-8 are `.invalid`.
-func text(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> String {
-    guard let p else { throw .misuse("\(what) is NULL") }
+@inline(__always) func text(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> String {
+    guard let p else { throw isNull(what) }
     return try utf8(p, what)
 }
 
@@ -20,29 +20,34 @@ func optionalText(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(Optim
     return try utf8(p, what)
 }
 
-/// A required key, collection, field or view name.
-func key(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> Key {
-    guard let p else { throw .misuse("\(what) is NULL") }
+/// A required key, collection, field or view name. Inlined into each entry point (a tap
+/// makes seven: the collection, the key, five field names), its errors built out of line.
+@inline(__always) func key(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> Key {
+    guard let p else { throw isNull(what) }
     let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
     var h = Key.hashSeed, high: UInt8 = 0
     for b in bytes {
         h = Key.hashStep(h, b)
         high |= b
     }
-    if high >= 0x80 && !isValidUTF8(bytes) { throw .invalid("\(what) is not valid UTF-8") }
+    if high >= 0x80 && !isValidUTF8(bytes) { throw notUTF8(what) }
     return Key(stringFromValidUTF8(bytes), bytesHash: h)
 }
+
+@inline(never) func isNull(_ what: StaticString) -> OptimistError { .misuse("\(what) is NULL") }
+
+@inline(never) func notUTF8(_ what: StaticString) -> OptimistError { .invalid("\(what) is not valid UTF-8") }
 
 /// A key prefix; NULL means "" (every key).
 func prefix(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> Key {
     Key(try optionalText(p, what) ?? "")
 }
 
-private func utf8(_ p: UnsafePointer<CChar>, _ what: StaticString) throws(OptimistError) -> String {
+@inline(__always) private func utf8(_ p: UnsafePointer<CChar>, _ what: StaticString) throws(OptimistError) -> String {
     let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
     // The core's validator: the standard library's validating initializer is generic and
     // several times slower on this hot path (every key of every op).
-    guard isValidUTF8(bytes) else { throw .invalid("\(what) is not valid UTF-8") }
+    guard isValidUTF8(bytes) else { throw notUTF8(what) }
     return stringFromValidUTF8(bytes)
 }
 

@@ -35,6 +35,19 @@ import Testing
         }
     }
 
+    /// The words are gathered with loads that overlap (see ``SmallString/words(_:)``): a byte
+    /// that is not ASCII is seen wherever it is, at every length.
+    @Test func aByteThatIsNotASCIIIsSeenAnywhere() {
+        for length in 1...SmallString.capacity {
+            for at in 0..<length {
+                var bytes = [UInt8](repeating: UInt8(ascii: "k"), count: length)
+                bytes[at] = 0xC3
+                #expect(bytes.withUnsafeBufferPointer(SmallString.words) == nil, "length \(length), at \(at)")
+            }
+        }
+        #expect([UInt8](repeating: 0x61, count: 16).withUnsafeBufferPointer(SmallString.make) == nil)
+    }
+
     /// Bytewise order from the bits of two short ASCII strings is the order of their bytes:
     /// every pair of random strings of length 0 to 17 (so short, long and mixed pairs), over an
     /// alphabet with NUL, DEL and a non-ASCII letter, and shared prefixes of every length.

@@ -323,9 +323,15 @@ public struct JSONParser {
 
 /// A string from bytes known to be valid UTF-8: short ASCII ones built directly
 /// (``SmallString``), others without the second validation pass `String(decoding:)` makes.
-@inlinable package func stringFromValidUTF8(_ b: UnsafeBufferPointer<UInt8>) -> String {
+@inlinable @inline(__always) package func stringFromValidUTF8(_ b: UnsafeBufferPointer<UInt8>) -> String {
     if let s = SmallString.make(b) { return s }
-    return String(unsafeUninitializedCapacity: b.count) { out in
+    return largeStringFromValidUTF8(b)
+}
+
+/// ``stringFromValidUTF8(_:)``'s path for a string longer than 15 bytes or not ASCII, kept
+/// out of line so that the short path inlines where keys and short values are built.
+@usableFromInline @inline(never) func largeStringFromValidUTF8(_ b: UnsafeBufferPointer<UInt8>) -> String {
+    String(unsafeUninitializedCapacity: b.count) { out in
         if let base = b.baseAddress { out.baseAddress!.update(from: base, count: b.count) }
         return b.count
     }
