@@ -25,12 +25,8 @@ func optionalText(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(Optim
 @inline(__always) func key(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> Key {
     guard let p else { throw isNull(what) }
     let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
-    var h = Key.hashSeed, high: UInt8 = 0
-    for b in bytes {
-        h = Key.hashStep(h, b)
-        high |= b
-    }
-    if high >= 0x80 && !isValidUTF8(bytes) { throw notUTF8(what) }
+    guard isASCII(bytes) || isValidUTF8(bytes) else { throw notUTF8(what) }
+    let h = Key.hash(bytes)
     return Key(stringFromValidUTF8(bytes), bytesHash: h)
 }
 
@@ -47,7 +43,7 @@ func prefix(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistErr
     let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
     // The core's validator: the standard library's validating initializer is generic and
     // several times slower on this hot path (every key of every op).
-    guard isValidUTF8(bytes) else { throw notUTF8(what) }
+    guard isASCII(bytes) || isValidUTF8(bytes) else { throw notUTF8(what) }
     return stringFromValidUTF8(bytes)
 }
 

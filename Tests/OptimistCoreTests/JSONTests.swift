@@ -171,6 +171,20 @@ import OptimistTestSupport
         }
     }
 
+    /// The ASCII check reads words that overlap (see ``isASCII(_:)``): a high byte at any
+    /// position of text of any length up to 40 is seen, and all-ASCII text passes.
+    @Test func asciiCheckSeesAHighByteAnywhere() {
+        for length in 0...40 {
+            let plain = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+            #expect(plain.withUnsafeBufferPointer(isASCII), "\(length)")
+            for at in 0..<length {
+                var bytes = plain
+                bytes[at] = 0x80
+                #expect(!bytes.withUnsafeBufferPointer(isASCII), "\(length) \(at)")
+            }
+        }
+    }
+
     @Test func rejectsDeepNestingWithoutCrashing() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(deep) }

@@ -35,4 +35,46 @@ import OptimistTestSupport
         }
         #expect(decided > keys.count * keys.count / 2)  // the heads decide most pairs
     }
+
+    /// Every way a key is made gives the same byte hash for the same bytes: `Key(_:)`, the
+    /// hash of the bytes, the hash of a short string's words, and the JSON parser's member
+    /// names (short, long, escaped, not ASCII), at every length up to 40.
+    @Test func everyPathHashesTheSameBytesAlike() throws {
+        var g = SeededRandom(seed: 61)
+        let pieces = ["a", "Z", "0", "/", "~", "\u{0}", "é", "\u{1F3C3}", "\"", "\\"]
+        var names = (0...40).map { String(repeating: "k", count: $0) }
+        names += (0..<300).map { _ in (0..<Int.random(in: 0...24, using: &g)).map { _ in pieces.randomElement(using: &g)! }.joined() }
+        for name in names {
+            let key = Key(name)
+            let bytes = Array(name.utf8)
+            #expect(bytes.withUnsafeBufferPointer(Key.hash) == key.bytesHash, "\(bytes)")
+            if let w = bytes.withUnsafeBufferPointer(SmallString.words) {
+                #expect(Key.hash(words: w, count: bytes.count) == key.bytesHash, "\(bytes)")
+            }
+            let text = JSONWriter.string(.object([key: .null]))
+            guard case .object(let parsed) = try JSONParser.parse(text), let k = parsed.keys.first else {
+                Issue.record("\(text) did not parse to an object")
+                continue
+            }
+            #expect(k == key && k.bytesHash == key.bytesHash, "\(text)")
+        }
+    }
+
+    /// The hash tells apart keys that differ in one byte anywhere, in their length only
+    /// ("a" and "a" + NUL), or in a byte past the last full word: no two of 200k keys of a
+    /// habit log's shape, nor of the short edge cases, share a hash.
+    @Test func theHashTellsKeysApart() {
+        var seen = Set<UInt64>()
+        var keys = 0
+        for day in 0..<25_000 {
+            for habit in 0..<8 {
+                seen.insert(Key("d\(String(day + 1_000_000).dropFirst())/h\(habit)").bytesHash)
+                keys += 1
+            }
+        }
+        let edges = ["", "\u{0}", "\u{0}\u{0}", "a", "a\u{0}", "a\u{0}\u{0}", "abcdefgh", "abcdefgh\u{0}",
+                     "abcdefghi", "abcdefghj", "0123456789abcdef", "0123456789abcdeg", "1123456789abcdef"]
+        for e in edges { seen.insert(Key(e).bytesHash); keys += 1 }
+        #expect(seen.count == keys)
+    }
 }

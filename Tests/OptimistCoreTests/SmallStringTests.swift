@@ -45,7 +45,10 @@ import Testing
                 #expect(bytes.withUnsafeBufferPointer(SmallString.words) == nil, "length \(length), at \(at)")
             }
         }
-        #expect([UInt8](repeating: 0x61, count: 16).withUnsafeBufferPointer(SmallString.make) == nil)
+        for length in [16, 17, 40] {  // too long for two words: no words, no small string
+            #expect([UInt8](repeating: 0x61, count: length).withUnsafeBufferPointer(SmallString.words) == nil)
+            #expect([UInt8](repeating: 0x61, count: length).withUnsafeBufferPointer(SmallString.make) == nil)
+        }
     }
 
     /// Bytewise order from the bits of two short ASCII strings is the order of their bytes:

@@ -186,13 +186,7 @@ extension Key {
             // The last byte of a short ASCII string: 0xE0 | count (see SmallString).
             let flags = UInt8(truncatingIfNeeded: w.1 >> 56)
             if flags & 0xF0 == 0xE0 {
-                var h = hashSeed, word = w.0
-                for i in 0..<Int(flags & 0x0F) {
-                    if i == 8 { word = w.1 }
-                    h = hashStep(h, UInt8(truncatingIfNeeded: word))
-                    word >>= 8
-                }
-                return Key(name, bytesHash: h)
+                return Key(name, bytesHash: hash(words: w, count: Int(flags & 0x0F)))
             }
         }
         #endif

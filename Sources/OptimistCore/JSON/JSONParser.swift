@@ -148,51 +148,38 @@ public struct JSONParser {
         return v
     }
 
-    mutating func string() throws(Failure) -> String { try string(hash: nil) }
-
-    /// A member name: the key's byte hash is computed in the same pass that scans it.
+    /// A member name. Most are short ASCII strings, built inline in their two words: the
+    /// key's hash is taken from those words (``Key/hash(words:count:)``), without reading the
+    /// bytes again.
     mutating func memberName() throws(Failure) -> Key {
-        var h = Key.hashSeed
-        let s = try string(hash: &h)
-        return h == Key.hashSeed && !s.isEmpty ? Key(s) : Key(s, bytesHash: h)
+        let s = try string()
+        if let (w, count) = SmallString.asciiBits(s) { return Key(s, bytesHash: Key.hash(words: w, count: count)) }
+        return Key(s)
     }
 
-    /// Scans a string. With `hash`, also folds its bytes into the key hash (fast path only;
-    /// when it returns the seed unchanged for a non-empty string, the caller hashes anew).
-    mutating func string(hash: UnsafeMutablePointer<UInt64>?) throws(Failure) -> String {
+    /// Scans a string.
+    mutating func string() throws(Failure) -> String {
         i += 1
         let start = i
         // Fast path: no escapes; UTF-8 validated only when a byte is not ASCII. A local index
-        // and base pointer keep the loops in registers; values skip the key hash and go eight
-        // bytes at a time while no byte is special.
+        // and base pointer keep the loops in registers; eight bytes at a time while no byte
+        // is special.
         let n = bytes.count
         guard let base = bytes.baseAddress else { throw fail("unterminated string") }
         var j = start
         var high: UInt8 = 0
-        var h = Key.hashSeed
-        if hash != nil {
-            while j < n {
-                let c = base[j]
-                if c == 0x22 || c == 0x5C || c < 0x20 { break }
-                high |= c
-                h = Key.hashStep(h, c)
-                j += 1
-            }
-        } else {
-            while j + 8 <= n, !hasSpecialByte(UnsafeRawPointer(base + j).loadUnaligned(as: UInt64.self)) { j += 8 }
-            while j < n {
-                let c = base[j]
-                if c == 0x22 || c == 0x5C || c < 0x20 { break }
-                high |= c
-                j += 1
-            }
+        while j + 8 <= n, !hasSpecialByte(UnsafeRawPointer(base + j).loadUnaligned(as: UInt64.self)) { j += 8 }
+        while j < n {
+            let c = base[j]
+            if c == 0x22 || c == 0x5C || c < 0x20 { break }
+            high |= c
+            j += 1
         }
         i = j
         if j < n && base[j] == 0x22 {
             let slice = UnsafeBufferPointer(start: base + start, count: j - start)
             if high >= 0x80 { guard isValidUTF8(slice) else { throw fail("invalid UTF-8 in string") } }
             i += 1
-            hash?.pointee = h
             return stringFromValidUTF8(slice)
         }
         if j < n && base[j] < 0x20 { throw fail("control character in string") }
@@ -335,6 +322,26 @@ public struct JSONParser {
         if let base = b.baseAddress { out.baseAddress!.update(from: base, count: b.count) }
         return b.count
     }
+}
+
+/// Whether every byte of `b` is ASCII: eight at a time, the last word overlapping the one
+/// before it (never past `b`), short input in halves. Inlined before ``isValidUTF8(_:)``
+/// where most text is ASCII: the call and its loops cost a tap about 70 instructions a string.
+@inlinable @inline(__always) package func isASCII(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    let n = b.count
+    guard let base = b.baseAddress, n > 0 else { return true }
+    let p = UnsafeRawPointer(base)
+    if n >= 8 {
+        var high = p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)
+        var i = 0
+        while i &+ 8 < n { high |= p.loadUnaligned(fromByteOffset: i, as: UInt64.self); i &+= 8 }
+        return high & 0x8080_8080_8080_8080 == 0
+    }
+    if n >= 4 {
+        let high = p.loadUnaligned(as: UInt32.self) | p.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)
+        return high & 0x8080_8080 == 0
+    }
+    return (base[0] | base[n &>> 1] | base[n &- 1]) & 0x80 == 0
 }
 
 /// Whether `b` is well-formed UTF-8 (no overlongs, surrogates or values past U+10FFFF).

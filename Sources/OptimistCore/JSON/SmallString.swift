@@ -21,8 +21,8 @@ import Synchronization
         return unsafeBitCast(w, to: String.self)
     }
 
-    /// The two words of the small string of `bytes` (at most 15): the bytes in memory order,
-    /// the count and flags in the last byte; nil when a byte is not ASCII.
+    /// The two words of the small string of `bytes`: the bytes in memory order, the count and
+    /// flags in the last byte; nil when there are more than 15 or a byte is not ASCII.
     ///
     /// The bytes are gathered with two loads that may overlap and never reach past `bytes`,
     /// not copied with `memcpy`: a call of ~25 instructions for a few bytes, made for every
@@ -32,6 +32,7 @@ import Synchronization
     @inlinable @inline(__always)
     package static func words(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
         let n = bytes.count
+        guard n <= capacity else { return nil }
         var w: (UInt64, UInt64) = (0, 0)
         if let base = bytes.baseAddress, n > 0 {
             let p = UnsafeRawPointer(base)
