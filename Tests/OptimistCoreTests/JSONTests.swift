@@ -185,6 +185,27 @@ import OptimistTestSupport
         }
     }
 
+    /// The string scan steps a word at a time and jumps to the first special byte it flags:
+    /// an escape, a non-ASCII letter, a control character or bad UTF-8 at every position of
+    /// strings of every length up to 24 (so before, inside and after whole words) is found,
+    /// and the text around it is kept, in member names and in values.
+    @Test func stringScanFindsEverySpecialByteWherever() throws {
+        for length in 0...24 {
+            for at in 0...length {
+                let head = String(repeating: "a", count: at), tail = String(repeating: "z", count: length - at)
+                for (inner, decoded) in [("\\\"", "\""), ("\\n", "\n"), ("é", "é"), ("\\u00e9", "é"), ("", "")] {
+                    let text = head + inner + tail
+                    let parsed = try JSONParser.parse("{\"" + text + "\":\"" + text + "\"}")
+                    let expected = head + decoded + tail
+                    #expect(parsed == .object([Key(expected): .string(expected)]), "\(length) \(at) \(inner)")
+                }
+                #expect(throws: JSONParser.Failure.self) { try JSONParser.parse("\"" + head + "\u{1}" + tail + "\"") }
+                let bad = Array(("\"" + head).utf8) + [0xFF] + Array((tail + "\"").utf8)
+                #expect(throws: JSONParser.Failure.self) { try bad.withUnsafeBufferPointer { try JSONParser.parse($0) } }
+            }
+        }
+    }
+
     @Test func rejectsDeepNestingWithoutCrashing() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(deep) }
