@@ -304,6 +304,25 @@ import OptimistThreads
         try s.close()
     }
 
+    /// Once the file has every record a load left in memory (the writer committed them), the
+    /// next call lets them all go in one step, not 256 a call over the next thousands of calls,
+    /// and the records read the same from the file.
+    @Test func writtenRecordsGoAtOnceWhenTheFileHasThemAll() throws {
+        let dir = TempDir()
+        let s = try Store.open(path: dir.file("released.optimist"))
+        defer { try? s.close() }
+        try s.serverApply((0..<5_000).map { put("c", Key("k\($0)"), ["i": .number(Double($0))]) })
+        let unwritten = { s.withStorage { ($0 as? SQLiteStorage)?.unwrittenCount ?? -1 } }
+        #expect(unwritten() > 0)  // kept until the writer has written them
+        try s.flush()
+        #expect(try s.get("c", "k1") == ["i": 1])  // a call: it lets go of what the file has
+        #expect(unwritten() == 0)
+        for i in stride(from: 0, to: 5_000, by: 499) { #expect(try s.get("c", Key("k\(i)")) == ["i": .number(Double(i))]) }
+        // A record set after the load, and not written yet, stays in memory meanwhile.
+        try s.serverApply([put("c", "late", ["i": -1])])
+        #expect(try s.get("c", "late") == ["i": -1])
+    }
+
     /// The cache stays within its budget however many records are read.
     @Test func theCacheStaysWithinItsBudget() throws {
         let dir = TempDir()
