@@ -172,24 +172,3 @@ func recordCodingError(_ error: any Error, at path: @autoclosure () -> [any Codi
 /// ``Key`` under a name the coding containers can use: inside them `Key` is the container's
 /// own coding-key type.
 typealias FieldKey = Key
-
-extension Key {
-    /// The key of a coding key's name, as ``init(_:)`` makes it. Names are short ASCII string
-    /// literals, kept inline in the string's two words; their byte hash is computed from the
-    /// words here, without the `withUTF8` call of `init(_:)` (half of making the key, and the
-    /// coder makes one for every field it reads or writes).
-    @inline(__always)
-    static func field(_ name: String) -> Key {
-        #if _endian(little)
-        if SmallString.layoutVerified {
-            let w = unsafeBitCast(name, to: (UInt64, UInt64).self)
-            // The last byte of a short ASCII string: 0xE0 | count (see SmallString).
-            let flags = UInt8(truncatingIfNeeded: w.1 >> 56)
-            if flags & 0xF0 == 0xE0 {
-                return Key(name, bytesHash: hash(words: w, count: Int(flags & 0x0F)))
-            }
-        }
-        #endif
-        return Key(name)
-    }
-}

@@ -148,14 +148,8 @@ public struct JSONParser {
         return v
     }
 
-    /// A member name. Most are short ASCII strings, built inline in their two words: the
-    /// key's hash is taken from those words (``Key/hash(words:count:)``), without reading the
-    /// bytes again.
-    mutating func memberName() throws(Failure) -> Key {
-        let s = try string()
-        if let (w, count) = SmallString.asciiBits(s) { return Key(s, bytesHash: Key.hash(words: w, count: count)) }
-        return Key(s)
-    }
+    /// A member name (its key's hash taken from the string just built: ``Key/field(_:)``).
+    mutating func memberName() throws(Failure) -> Key { Key.field(try string()) }
 
     /// Scans a string.
     mutating func string() throws(Failure) -> String {

@@ -24,11 +24,11 @@ import Synchronization
     /// The two words of the small string of `bytes`: the bytes in memory order, the count and
     /// flags in the last byte; nil when there are more than 15 or a byte is not ASCII.
     ///
-    /// The bytes are gathered with two loads that may overlap and never reach past `bytes`,
+    /// The bytes are gathered with loads that never reach past `bytes` (``lowBytes(_:from:to:)``),
     /// not copied with `memcpy`: a call of ~25 instructions for a few bytes, made for every
-    /// key, field name and short value (a dozen times a tap). Loads give memory order as the
-    /// machine's integers, which is the layout only on a little-endian machine; elsewhere the
-    /// layout check (``layoutVerified``) fails and nothing uses these words.
+    /// key, field name and short value (a dozen times a tap). The words are little-endian,
+    /// which is the layout only on a little-endian machine; elsewhere the layout check
+    /// (``layoutVerified``) fails and nothing uses these words.
     @inlinable @inline(__always)
     package static func words(_ bytes: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64)? {
         let n = bytes.count
@@ -36,23 +36,32 @@ import Synchronization
         var w: (UInt64, UInt64) = (0, 0)
         if let base = bytes.baseAddress, n > 0 {
             let p = UnsafeRawPointer(base)
-            if n >= 8 {
-                w.0 = p.loadUnaligned(as: UInt64.self)
-                // The last eight bytes, shifted so that bytes 8..<n land at the bottom.
-                if n > 8 { w.1 = p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self) &>> UInt64((16 &- n) &* 8) }
-            } else if n >= 4 {
-                let head = UInt64(p.loadUnaligned(as: UInt32.self))
-                let tail = UInt64(p.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self))
-                w.0 = head | tail &<< UInt64((n &- 4) &* 8)
-            } else {  // 1 to 3 bytes: the first, the middle and the last (some the same)
-                let mid = n &>> 1
-                w.0 = UInt64(base[0]) | UInt64(base[mid]) &<< UInt64(mid &* 8) | UInt64(base[n &- 1]) &<< UInt64((n &- 1) &* 8)
-            }
+            w.0 = lowBytes(p, from: 0, to: min(n, 8))
+            if n > 8 { w.1 = lowBytes(p, from: 8, to: n) }
         }
         guard (w.0 | w.1) & 0x8080_8080_8080_8080 == 0 else { return nil }
         let flags: UInt8 = 0xE0 | UInt8(truncatingIfNeeded: n)  // small, ASCII, count
         w.1 |= UInt64(flags) &<< 56
         return w
+    }
+
+    /// Bytes `i..<n` of `p` (1 to 8 of them) as the low bytes of a little-endian word, zero
+    /// above, read with loads that may overlap and never reach past `n`: from eight bytes in
+    /// all, one load ending at `n`; below that, two 4-byte loads or three single bytes. Short
+    /// strings' words and the last word of a key's hash (``Key/hash(_:)``) are gathered so.
+    @inlinable @inline(__always)
+    package static func lowBytes(_ p: UnsafeRawPointer, from i: Int, to n: Int) -> UInt64 {
+        let count = n &- i
+        if n >= 8 {
+            return UInt64(littleEndian: p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)) &>> UInt64((8 &- count) &* 8)
+        }
+        if count >= 4 {
+            let head = UInt64(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt32.self)))
+            let last = UInt64(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self)))
+            return head | last &<< UInt64((count &- 4) &* 8)
+        }
+        let b = p.assumingMemoryBound(to: UInt8.self), mid = count &>> 1
+        return UInt64(b[i]) | UInt64(b[i &+ mid]) &<< UInt64(mid &* 8) | UInt64(b[n &- 1]) &<< UInt64((count &- 1) &* 8)
     }
 
     /// The two words and the byte count of `s` when it is a short ASCII string and the layout

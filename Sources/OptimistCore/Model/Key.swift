@@ -39,22 +39,7 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
             h = mix(h, UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
             i &+= 8
         }
-        let rest = n &- i
-        if rest > 0 {
-            // The last 1 to 7 bytes as the low bytes of a word, read without going past `b`.
-            let tail: UInt64
-            if n >= 8 {
-                tail = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)) &>> UInt64((8 &- rest) &* 8)
-            } else if rest >= 4 {
-                let head = UInt64(UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)))
-                let last = UInt64(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: rest &- 4, as: UInt32.self)))
-                tail = head | last &<< UInt64((rest &- 4) &* 8)
-            } else {
-                let mid = rest &>> 1
-                tail = UInt64(base[0]) | UInt64(base[mid]) &<< UInt64(mid &* 8) | UInt64(base[rest &- 1]) &<< UInt64((rest &- 1) &* 8)
-            }
-            h = mix(h, tail)
-        }
+        if i < n { h = mix(h, SmallString.lowBytes(p, from: i, to: n)) }  // the last 1 to 7 bytes
         return mix(h, UInt64(n))
     }
 
@@ -65,6 +50,15 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
         if count > 0 { h = mix(h, w.0) }
         if count > 8 { h = mix(h, w.1 & 0x00FF_FFFF_FFFF_FFFF) }
         return mix(h, UInt64(count))
+    }
+
+    /// The key of a field's name, as ``init(_:)`` makes it: a coding key's name, a parsed
+    /// member name. Most are short ASCII strings, kept inline in the string's two words; their
+    /// byte hash is taken from those words (``hash(words:count:)``), without the `withUTF8`
+    /// call and the pass over the bytes of `init(_:)`.
+    @inline(__always) static func field(_ name: String) -> Key {
+        if let (w, count) = SmallString.asciiBits(name) { return Key(name, bytesHash: hash(words: w, count: count)) }
+        return Key(name)
     }
 
     @usableFromInline package static let hashSeed: UInt64 = 0xcbf2_9ce4_8422_2325
