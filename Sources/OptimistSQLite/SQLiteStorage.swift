@@ -337,10 +337,10 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     }
 
     /// Unwritten records let go per call at most while the writer is still behind (once it has
-    /// written the newest, ``releaseWritten()`` lets the whole table go at once): a 100k-record
+    /// written the newest, ``releaseWritten()`` lets a big table go at once): a 100k-record
     /// batch being written is let go over many calls (readers' too), so no one call pays for
-    /// all of it. Letting a record go
-    /// frees it (~1.5 µs each when they are cold): 2,048 a call cost a reader's get 3-4 ms.
+    /// all of it. Letting a record go frees it (~1.5 µs each when they are cold): 2,048 a call
+    /// cost a reader's get 3-4 ms.
     static let releasePerCall = 256
 
     /// While set (a staged change moving records in), calls let go of nothing: the room
@@ -402,7 +402,9 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         // The newest record set is in the file, so every one is: the whole table goes in one
         // step, to the writer thread, rather than 256 a call. After a 1M-record load that took
         // ~3,900 calls of ~60 µs each (cold entries of a big table), the next ~2,000 taps.
-        if let newest = order.last?.last, newest.append <= committed, unwritten.count > Self.releasePerCall {
+        // Only a table past the room an empty one keeps (``keptUnwrittenRoom``): a smaller one
+        // goes in a few calls, and keeps its room for the next changes instead of regrowing.
+        if unwritten.count > Self.keptUnwrittenRoom, let newest = order.last?.last, newest.append <= committed {
             var table: [RecordAddress: Unwritten] = [:]
             var chunks: [[(address: RecordAddress, append: UInt64)]] = []
             swap(&table, &unwritten)
