@@ -1,7 +1,9 @@
 /* optimist C bench: reload against optimistic apply, rollback cost, and a breakdown of both
  * flows. Prints JSON lines on stdout (collected by Benchmarks/run), progress on stderr.
  *
- *   optimist-c-bench [--quick|--full] [--dir DIR] [--only reload|breakdown|rollback]
+ *   optimist-c-bench [--quick|--full] [--dir DIR] [--only reload|breakdown|rollback] [--n N]
+ *
+ * --n N runs the reload section at that one n (of 1,000, 10,000, 100,000, 1,000,000) only.
  *
  * Built without -DHAVE_OPTIMIST (no library yet) it runs the SQLite reload baseline only. */
 #define _POSIX_C_SOURCE 200809L
@@ -20,6 +22,7 @@
 
 static int full = 0;
 static const char *only = NULL;  /* one section, for quick reruns while tuning */
+static int only_n = 0;           /* one n of the reload section (--n), 0: each */
 static const char *dir = "/tmp/optimist-bench";
 
 static uint64_t *samples(size_t n) {
@@ -268,12 +271,17 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--full")) full = 1;
         else if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--n") && i + 1 < argc) only_n = atoi(argv[++i]);
         else { fprintf(stderr, "unknown argument %s\n", argv[i]); return 2; }
     }
     mkdir(dir, 0755);
     int ns[] = {1000, 10000, 100000, 1000000};
 #define SECTION(name) (!only || !strcmp(only, name))
-    if (SECTION("reload")) for (int i = 0; i < (full ? 4 : 3); i++) reload_vs_optimistic(ns[i]);
+    if (SECTION("reload")) {
+        for (int i = 0; i < 4; i++) {
+            if (only_n ? ns[i] == only_n : i < (full ? 4 : 3)) reload_vs_optimistic(ns[i]);
+        }
+    }
     if (SECTION("breakdown")) reload_breakdown(1000);
 #ifdef HAVE_OPTIMIST
     if (SECTION("breakdown")) breakdown(1000);

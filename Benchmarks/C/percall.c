@@ -19,8 +19,11 @@
  * Build:
  *   cc -O2 -IInclude -IBenchmarks/C Benchmarks/C/percall.c Benchmarks/C/common.c \
  *      Benchmarks/C/optimistic.c -Lbuild -loptimist -Wl,-rpath,$PWD/build -o /tmp/percall
- *   /tmp/percall mem|FILE [REPS] [batch]   (prints each step's median, ns; "batch" skips the
- *                                          optimist_put steps, for a library from before them) */
+ *   /tmp/percall mem|FILE [REPS] [batch] [n=LOGS] [buckets]
+ *     prints each step's median, ns. "batch" skips the optimist_put steps, for a library from
+ *     before them; n=LOGS loads LOGS logs instead of 1,000 (a store's size: n=1000000 opens
+ *     in seconds); "buckets" also prints each tap step's median over every 1,000 calls in
+ *     order, which shows work left by the load and paid by the first calls after it. */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
 #include "optimistic.h"
@@ -29,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int N = 1000;
+static int N = 1000;  /* logs loaded (n=LOGS) */
 
 static void ok(int rc, const char *what) {
     if (rc != OPTIMIST_OK) die(what, optimist_last_error());
@@ -103,18 +106,24 @@ typedef uint64_t (*tap_fn)(optimist_store *, const char *, const char *, int);
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s mem|FILE [REPS]\n", argv[0]);
+        fprintf(stderr, "usage: %s mem|FILE [REPS] [batch] [n=LOGS] [buckets]\n", argv[0]);
         return 2;
     }
     const char *path = strcmp(argv[1], "mem") ? argv[1] : NULL;
     int reps = argc > 2 ? atoi(argv[2]) : 20000, file_backed = 0, seq = 0;
     if (reps < 1) reps = 1;
+    int steps = 4, buckets = 0;
+    for (int a = 3; a < argc; a++) {
+        if (!strcmp(argv[a], "batch")) steps = 2;  /* a library without optimist_put */
+        else if (!strncmp(argv[a], "n=", 2) && atoi(argv[a] + 2) > 0) N = atoi(argv[a] + 2);
+        else if (!strcmp(argv[a], "buckets")) buckets = 1;
+        else { fprintf(stderr, "unknown argument %s\n", argv[a]); return 2; }
+    }
     optimist_store *s = optimistic_open(path, N, &file_backed);
     uint64_t *t = malloc(sizeof *t * (size_t)reps);
     if (!t) die("malloc", "samples");
     const char *names[] = {"tap_json", "tap_fields", "put_json", "put_fields"};
     tap_fn taps[] = {step_tap_json, step_tap_fields, step_put_json, step_put_fields};
-    int steps = argc > 3 && !strcmp(argv[3], "batch") ? 2 : 4;  /* "batch": a library without optimist_put */
     for (int k = 0; k < steps; k++) {
         for (int i = 0; i < reps; i++, seq++) {
             char day[16], habit[16];
@@ -122,6 +131,9 @@ int main(int argc, char **argv) {
             uint64_t t0 = now_ns(), id = taps[k](s, day, habit, seq);
             t[i] = now_ns() - t0;
             ok(optimist_rollback(s, id, NULL), "rollback");
+        }
+        for (int b = 0; buckets && b + 1000 <= reps; b += 1000) {
+            printf("  %s calls %d-%d: median %.0f ns\n", names[k], b, b + 999, summarize(t + b, 1000).median * 1000);
         }
         printf("%-12s median %8.0f ns  (%s)\n", names[k], summarize(t, (size_t)reps).median * 1000,
                file_backed ? "file" : "memory");
