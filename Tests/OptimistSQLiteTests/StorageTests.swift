@@ -212,6 +212,42 @@ import OptimistThreads
         #expect(try s.get("c", "zz") == nil)         // still outside [a, z]
     }
 
+    /// Keys are checked against the bounds by their first 16 bytes; keys that tie there with
+    /// a bound (long keys with a common start, a short key and the same key with a NUL byte
+    /// after it, keys that are not ASCII) are compared whole, and a bound that moves to such
+    /// a key is still found. With a one-byte cache every read below goes to the file.
+    @Test func keysThatShareTheirFirst16BytesWithABoundAreComparedWhole() throws {
+        let dir = TempDir()
+        let path = dir.file("heads.optimist")
+        let long = "records/2026-11-"  // 16 bytes
+        try withStore(path) { (s: Store) throws in
+            try s.serverApply([put("c", Key(long + "m"), ["n": 1]), put("u", "é2", ["n": 1])])
+        }
+        let s = try Store.open(path: path, cacheBytes: 1)
+        defer { try? s.close() }
+        #expect(try s.get("c", Key(long + "a")) == nil)   // ties with both bounds' heads, below
+        #expect(try s.get("c", Key(long + "m")) == ["n": 1])
+        #expect(try s.get("c", Key(long)) == nil)         // a prefix of the bound: below it
+        try s.serverApply([put("c", Key(long + "z"), ["n": 2]), put("c", Key(long + "b"), ["n": 3])])
+        try s.flush()
+        #expect(try s.get("c", Key(long + "z")) == ["n": 2])
+        #expect(try s.get("c", Key(long + "b")) == ["n": 3])
+        #expect(try s.get("c", Key(long + "c")) == nil)
+        #expect(try s.get("c", Key(long + "zz")) == nil)
+        try s.serverApply([put("c", "k", ["n": 4])])       // the lowest bound moves to a short key
+        try s.serverApply([put("c", "k\u{0}", ["n": 5])]) // its head is k's
+        try s.flush()
+        #expect(try s.get("c", "k") == ["n": 4])
+        #expect(try s.get("c", "k\u{0}") == ["n": 5])
+        #expect(try s.get("c", Key(long + "z")) == ["n": 2])
+        #expect(try s.get("u", "é1") == nil)               // not ASCII: heads from the bytes
+        #expect(try s.get("u", "é2") == ["n": 1])
+        try s.serverApply([put("u", "é3", ["n": 2])])
+        try s.flush()
+        #expect(try s.get("u", "é3") == ["n": 2])
+        #expect(try s.get("u", "é4") == nil)
+    }
+
     /// Defining a view over records already in the file computes it there; records the writer
     /// has not written yet (and pending ones) count as the store shows them.
     @Test func aViewDefinedOverExistingRecordsCountsWhatTheStoreShows() throws {

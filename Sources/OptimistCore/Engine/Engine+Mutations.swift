@@ -45,11 +45,14 @@ extension Engine {
     /// Makes mutation `id` live (the ops already evaluated; nothing can fail from here on).
     private func start(_ id: MutationID, _ ops: [Op], dedupeKey: String?, policy: FailurePolicy) {
         nextID += 1
-        let m = LiveMutation(record: MutationRecord(id: id, ops: ops, dedupeKey: dedupeKey, policy: policy))
-        live[MutationKey(id)] = m
-        due.append(DueEntry(m.record))
+        let record = MutationRecord(id: id, ops: ops, dedupeKey: dedupeKey, policy: policy)
+        // The record is copied once, into the journal, and moved into the live mutation: read
+        // back out of the object (`log(.mutation(m.record))`, `DueEntry(m.record)`), each
+        // use copied all of it (retaining its ops and strings) and released the copy.
+        if journal != nil { journal!.append(.mutation(record)) }
+        due.append(DueEntry(id: id, queuePosition: record.queuePosition))
+        live[MutationKey(id)] = LiveMutation(record: consume record)
         if let dedupeKey { dedupe[dedupeKey] = id }
-        log(.mutation(m.record))
     }
 
     /// Puts live mutation `id` on `key`'s chain and shows its result (`old`: the visible value
@@ -57,7 +60,7 @@ extension Engine {
     @inline(__always) private func stage(_ id: MutationID, _ c: CollectionState, _ key: Key, _ value: Record?, old: Record?) {
         noteTouch(c, key)
         c.chains[key, default: PendingChain()].append(id)  // before setVisible: the overlay keeps V
-        setVisible(c, key, value, old: old)
+        setVisible(c, key, value, old: old, chained: true)
     }
 
     /// Takes a live mutation out of `P` for good.

@@ -44,9 +44,10 @@ final class LiveMutation {
     var record: MutationRecord
     let touched: TouchedRecords
 
-    init(record: MutationRecord) {
-        self.record = record
+    /// `record` is taken, not copied (a copy retains its ops and strings and releases them).
+    init(record: consuming MutationRecord) {
         touched = TouchedRecords(record.ops)
+        self.record = record
     }
 }
 
@@ -323,13 +324,17 @@ final class Engine {
     /// Sets `V[key]` (`old`: its value until now): views follow it; the overlay holds it while
     /// a chain touches the key, and lets it go (V falls back to C) once none does. A restore
     /// passes `mergingIndex: false` and merges each key index once at the end.
-    func setVisible(_ c: CollectionState, _ key: Key, _ new: Record?, old: Record?, mergingIndex: Bool = true) {
+    ///
+    /// `chained`: whether a chain touches the key, when the caller knows (a mutation that
+    /// just appended to the key's chain): spares a lookup of the chain.
+    func setVisible(_ c: CollectionState, _ key: Key, _ new: Record?, old: Record?, mergingIndex: Bool = true,
+                    chained known: Bool? = nil) {
         // A refold that finds the value it had (a commit of the key's only mutation: the
         // confirmed record is the op's own value, as the overlay was) changes neither the
         // views nor what a cached get returns. The entry still goes while a chain remains: a
         // staged batch's refill puts entries back with the batch's confirmed values, right
         // only for keys no pending mutation overlays (see `ReadCache.refill`).
-        let chained = c.chains[key] != nil
+        let chained = known ?? (c.chains[key] != nil)
         let same = Record.sameStorage(new, old)
         if !same, !c.views.isEmpty {
             for v in c.views { v.update(key: key, old: old, new: new) }

@@ -123,11 +123,17 @@ extension Key {
     /// The key's first 16 bytes as two big-endian integers, zero-padded: ordering keys by
     /// these orders them bytewise, except keys whose first 16 bytes tie (then compare them
     /// whole). For sorting many keys without reaching their bytes at every comparison.
-    package var orderingHead: (UInt64, UInt64) {
+    @inlinable package var orderingHead: (UInt64, UInt64) {
         if let (w, _) = SmallString.asciiBits(string) {
             // The flags byte (the last) is not a byte of the string: a short string has at most 15.
             return (w.0.byteSwapped, (w.1 & 0x00FF_FFFF_FFFF_FFFF).byteSwapped)
         }
+        return longOrderingHead
+    }
+
+    /// ``orderingHead`` of a key that is not a short ASCII string, out of line: the short
+    /// path inlines where keys are compared with bounds on every read of a record.
+    @usableFromInline var longOrderingHead: (UInt64, UInt64) {
         var head: (UInt64, UInt64) = (0, 0)
         var s = string
         s.withUTF8 { bytes in
