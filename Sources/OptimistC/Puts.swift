@@ -24,7 +24,7 @@ private func putOne(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k
                     _ outID: UnsafeMutablePointer<UInt64>?, _ value: () throws(OptimistError) -> Record) -> Int32 {
     guarded { () throws(OptimistError) in
         let s = try store(handle)
-        let op = Op.put(collection: try key(coll, "coll"), key: try key(k, "key"), value: try value())
-        outID?.pointee = try s.mutate([op])
+        let (c, k, v) = (try key(coll, "coll"), try key(k, "key"), try value())
+        outID?.pointee = try s.mutate(put: c, k, v)
     }
 }

@@ -23,17 +23,31 @@ extension Engine {
         // (`Op.apply`), and `op.collection`, `op.key` and `apply` each copied the whole op
         // (its keys and record retained, then released): ~200 instructions of a tap.
         if case .put(let coll, let key, let value) = copy op {
-            let c = collection(coll)
-            let current = try readVisible(c, key)
-            start(id, ops, dedupeKey: dedupeKey, policy: policy)
-            stage(id, c, key, value, old: current)
-            return
+            return try put(id, coll, key, value, ops, dedupeKey: dedupeKey, policy: policy)
         }
         let c = collection(op.collection)
         let current = try readVisible(c, op.key)
         let value = try op.apply(to: current).get()
         start(id, ops, dedupeKey: dedupeKey, policy: policy)
         stage(id, c, op.key, value, old: current)
+    }
+
+    /// ``mutate(_:dedupeKey:policy:)`` of the one put `ops` holds, given also as its parts
+    /// (``Store/mutate(put:_:_:)``): a tap's put, with no copy of the op taken apart.
+    func mutate(put coll: Key, _ key: Key, _ value: Record, ops: [Op]) throws(OptimistError) -> MutationID {
+        let id = nextID
+        guard id <= largestMutationID else { throw Self.idsUsedUp() }
+        try put(id, coll, key, value, ops, dedupeKey: nil, policy: .rollback)
+        return id
+    }
+
+    /// Mutation `id`, the put of `value` at `key` (`ops`: that put), made live and shown.
+    @inline(__always) private func put(_ id: MutationID, _ coll: Key, _ key: Key, _ value: Record, _ ops: [Op],
+                                       dedupeKey: String?, policy: FailurePolicy) throws(OptimistError) {
+        let c = collection(coll)
+        let current = try readVisible(c, key)
+        start(id, ops, dedupeKey: dedupeKey, policy: policy)
+        stage(id, c, key, value, old: current)
     }
 
     /// The error of a mutate past ``largestMutationID`` (built out of line: the message's

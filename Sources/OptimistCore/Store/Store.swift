@@ -261,6 +261,14 @@ public final class Store: Sendable {
         try change(.mutate) { e throws(OptimistError) in try e.mutate(ops, dedupeKey: dedupeKey, policy: policy) }
     }
 
+    /// ``mutate(_:dedupeKey:policy:)`` of one put, with the default options: what a tap
+    /// makes. The engine takes the put's parts as given, where from an array of ops it
+    /// copies the op to take it apart (retaining its keys and record, then releasing them).
+    package func mutate(put collection: Key, _ key: Key, _ value: Record) throws(OptimistError) -> MutationID {
+        let ops = [Op.put(collection: collection, key: key, value: value)]
+        return try change(.mutate) { e throws(OptimistError) in try e.mutate(put: collection, key, value, ops: ops) }
+    }
+
     /// The authority accepted mutation `id`: `C := apply(serverOps ?? its own ops, C)`.
     ///
     /// - Throws: `.notFound` for an unknown id, `.state` if it already ended, `.invalid` if a
