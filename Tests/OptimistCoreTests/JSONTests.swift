@@ -11,6 +11,23 @@ import OptimistTestSupport
         #expect(JSONWriter.string(v) == #"{"a":"x\"é\n","b":[1,2.5,0,1000,true,null]}"#)
     }
 
+    /// An object's members parse alike with whitespace (space, tab, newline, return) before
+    /// and after every token or with none (the parser skips it only where the next byte is
+    /// not the expected one), and a missing or wrong token is still refused where it is.
+    @Test func objectsTakeWhitespaceAnywhereBetweenTokens() throws {
+        let expected = #"{"a":1,"b":"c","d":{"e":[true]}}"#
+        for ws in ["", " ", "\t", "\n", "\r", " \r\n\t "] {
+            let text = ws + "{" + ws + #""a""# + ws + ":" + ws + "1" + ws + "," + ws + #""b""# + ws + ":" + ws
+                + #""c""# + ws + "," + ws + #""d""# + ws + ":" + ws + "{" + ws + #""e""# + ws + ":" + ws + "["
+                + ws + "true" + ws + "]" + ws + "}" + ws + "}" + ws
+            #expect(JSONWriter.string(try JSONParser.parse(text)) == expected, "whitespace \(Array(ws.utf8))")
+        }
+        for bad in [#"{"a" 1}"#, #"{"a":1 "b":2}"#, #"{"a":1 "#, #"{"a": "#, #"{ 1:2}"#, #"{"a":1,}"#,
+                    "{\u{1}\"a\":1}", "{\"a\":\u{1}1}", "{\"a\":1\u{1}}", #"{"a"::1}"#] {
+            #expect(throws: JSONParser.Failure.self, "\(bad)") { try JSONParser.parse(bad) }
+        }
+    }
+
     /// The C ABI's records are written into a malloc'd buffer (``MallocBytes``) instead of an
     /// array: the same text for every record, from empty to one that outgrows the first
     /// allocation many times over, with every escape and number form.
