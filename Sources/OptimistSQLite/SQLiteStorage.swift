@@ -187,8 +187,9 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         return out
     }
 
-    /// Whether the file may hold `a`: false when its key lies outside every key its
-    /// collection has in the file or will have once the writer catches up (see ``bounds``).
+    /// Whether the file may hold `collection`'s record at `key`: false when `key` lies outside
+    /// every key the collection has in the file or will have once the writer catches up (see
+    /// ``bounds``).
     private func mayBeInFile(_ collection: Key, _ key: Key) throws(OptimistError) -> Bool {
         if recentCollection != collection {
             recentBounds = try keyBounds(collection)

@@ -2,8 +2,7 @@ extension Engine {
     func mutate(_ ops: [Op], dedupeKey: String?, policy: FailurePolicy) throws(OptimistError) -> MutationID {
         guard !ops.isEmpty else { throw .misuse("a mutation needs at least one op") }
         if let dedupeKey, let existing = dedupe[dedupeKey] { throw .duplicate(existing: existing) }
-        let id = nextID
-        guard id <= largestMutationID else { throw Self.idsUsedUp() }
+        let id = try newID()
         if ops.count == 1 {
             try mutateOne(id, ops[0], ops, dedupeKey: dedupeKey, policy: policy)
         } else {
@@ -35,8 +34,7 @@ extension Engine {
     /// ``mutate(_:dedupeKey:policy:)`` of the one put `ops` holds, given also as its parts
     /// (``Store/mutate(put:_:_:)``): a tap's put, with no copy of the op taken apart.
     func mutate(put coll: Key, _ key: Key, _ value: Record, ops: [Op]) throws(OptimistError) -> MutationID {
-        let id = nextID
-        guard id <= largestMutationID else { throw Self.idsUsedUp() }
+        let id = try newID()
         try put(id, coll, key, value, ops, dedupeKey: nil, policy: .rollback)
         return id
     }
@@ -48,6 +46,14 @@ extension Engine {
         let current = try readVisible(c, key)
         start(id, ops, dedupeKey: dedupeKey, policy: policy)
         stage(id, c, key, value, old: current)
+    }
+
+    /// The id the next mutation gets (``start(_:_:dedupeKey:policy:)`` takes it), unless ids
+    /// ran out.
+    @inline(__always) private func newID() throws(OptimistError) -> MutationID {
+        let id = nextID
+        guard id <= largestMutationID else { throw Self.idsUsedUp() }
+        return id
     }
 
     /// The error of a mutate past ``largestMutationID`` (built out of line: the message's
