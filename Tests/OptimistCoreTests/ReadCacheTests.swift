@@ -13,7 +13,7 @@ import OptimistTestSupport
         let cache = ReadCache(budget: 1 << 30)
         let a = Self.address(1)
         let stale = cache.ticket(a)
-        cache.invalidate(a)  // a writer changed the value after the reader read it
+        cache.invalidate(a.collection, a.key)  // a writer changed the value after the reader read it
         cache.fill(a, Self.record(1), ticket: stale)
         #expect(cache.lookup(a) == nil)
         cache.fill(a, Self.record(2), ticket: cache.ticket(a))
@@ -22,8 +22,28 @@ import OptimistTestSupport
         let b = Self.address(2)
         cache.fill(b, nil, ticket: cache.ticket(b))
         #expect(cache.lookup(b) == .some(nil))
-        cache.invalidate(b)
+        cache.invalidate(b.collection, b.key)
         #expect(cache.lookup(b) == nil)
+    }
+
+    /// An invalidation looks in its shard only when the shard has entries, and then drops
+    /// its own entry alone; in an empty shard it still refuses a fill that raced it.
+    @Test func anInvalidationDropsItsOwnEntryAndNoOther() {
+        let cache = ReadCache(budget: 1 << 30)
+        for i in 0..<1000 { cache.fill(Self.address(i), Self.record(i), ticket: cache.ticket(Self.address(i))) }
+        for i in stride(from: 0, to: 1000, by: 7) {
+            let a = Self.address(i)
+            cache.invalidate(a.collection, a.key)
+        }
+        for i in 0..<1000 {
+            #expect(cache.lookup(Self.address(i)) == (i % 7 == 0 ? nil : .some(Self.record(i))), "\(i)")
+        }
+        #expect(cache.usage.entries == 1000 - 143)
+        let empty = ReadCache(budget: 1 << 30), a = Self.address(1)
+        let stale = empty.ticket(a)
+        empty.invalidate(a.collection, a.key)
+        empty.fill(a, Self.record(1), ticket: stale)
+        #expect(empty.lookup(a) == nil)
     }
 
     @Test func invalidateAllDropsEveryEntryAndEveryTicket() {
@@ -88,7 +108,7 @@ import OptimistTestSupport
         for i in 0..<1000 { #expect(cache.lookup(Self.address(i)) == .some(Self.afterBatch(i)), "\(i)") }
         #expect(cache.usage.entries == 1000)
         // The refill let the entries set aside go: an invalidation now leaves a miss.
-        cache.invalidate(Self.address(1))
+        cache.invalidate(Self.address(1).collection, Self.address(1).key)
         #expect(cache.lookup(Self.address(1)) == nil)
         // A close's invalidateAll keeps nothing to answer from.
         _ = cache.invalidateAll()

@@ -135,7 +135,12 @@ final class Engine {
     /// The store's visible records for gets without the state lock: every change of a
     /// visible value drops its entry (see ``ReadCache``). Nil for an engine no store owns yet
     /// (a restore folds before its store exists; nobody reads it meanwhile).
-    var readCache: ReadCache?
+    var readCache: ReadCache? {
+        didSet { readCacheRef = readCache.map { Unmanaged.passUnretained($0) } }
+    }
+    /// ``readCache``, unretained, for the per-record steps: through the optional property,
+    /// every invalidation retained and released the cache (the engine keeps it alive).
+    private var readCacheRef: Unmanaged<ReadCache>?
 
     /// The store's views by name for reads without the state lock (see ``ViewDirectory``);
     /// nil as ``readCache`` is.
@@ -340,7 +345,7 @@ final class Engine {
             for v in c.views { v.update(key: key, old: old, new: new) }
             noteViewsTouched(c)
         }
-        if !same || chained { readCache?.invalidate(RecordAddress(collection: c.name, key: key)) }
+        if !same || chained, let r = readCacheRef { r._withUnsafeGuaranteedRef { $0.invalidate(c.name, key) } }
         if chained {
             if c.overlay.updateValue(new, forKey: key) == nil {
                 c.index.insert(key)
@@ -442,7 +447,7 @@ final class Engine {
         storage.setRecord(c.name, key, value)
         // V changes with C unless an overlay hides the key (a commit's own key: its refold
         // invalidates it, if V changes at all).
-        if shown, let readCache { readCache.invalidate(RecordAddress(collection: c.name, key: key)) }
+        if shown, let r = readCacheRef { r._withUnsafeGuaranteedRef { $0.invalidate(c.name, key) } }
         log(.confirmed(collection: c.name, key: key, value: value))
     }
 

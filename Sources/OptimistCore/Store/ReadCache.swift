@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// An entry is a record's visible value `V[key]` as a reader found it under the state lock
 /// (or nil: known absent). Every change to a visible value drops the entry under the same
-/// lock hold that makes the change (``invalidate(_:)`` from
+/// lock hold that makes the change (``invalidate(_:_:)`` from
 /// ``Engine/setVisible(_:_:_:old:mergingIndex:)`` and ``Engine/confirm(_:_:_:old:)``; all
 /// of them at once when a staged batch publishes, ``setAside(answering:)``, put back with
 /// their new values by ``refill()``, and answering meanwhile with those values), and counts
@@ -52,7 +52,12 @@ final class ReadCache: @unchecked Sendable {
 
     static let shardBits = 6
     static let shardCount = 1 << shardBits
+    /// The shards, owned (for the O(shards) steps).
     private let shards: [Shard]
+    /// The same shards, unretained, for the per-record steps: `shards[i]` retains and releases
+    /// the shard and its lock around each pthread call, ~120 instructions of every visible
+    /// change's invalidation (callgrind). They live as long as `shards`, so as long as `self`.
+    private let shardRefs: UnsafeMutableBufferPointer<Unmanaged<Shard>>
     private let shardBudget: Int
 
     /// - Parameter budget: estimated bytes of parsed records (see ``RecordCache/footprint(_:)``),
@@ -61,24 +66,30 @@ final class ReadCache: @unchecked Sendable {
         let b = max(1, budget >> Self.shardBits)
         shardBudget = b
         shards = (0..<Self.shardCount).map { _ in Shard(budget: b) }
+        shardRefs = .allocate(capacity: Self.shardCount)
+        _ = shardRefs.initialize(from: shards.map { Unmanaged.passUnretained($0) })
     }
 
-    /// The address's shard: bits of a multiplicative mix of the keys' cached hashes, apart
-    /// from the top ones the shard's own ``RecordCache`` splits its table by.
-    @inline(__always) private func shard(_ a: RecordAddress) -> Shard {
-        let h = (a.collection.bytesHash &* 31 &+ a.key.bytesHash) &* 0x9e37_79b9_7f4a_7c15
-        return shards[Int(truncatingIfNeeded: (h >> 32) & UInt64(Self.shardCount - 1))]
+    deinit { shardRefs.deallocate() }
+
+    /// Runs `body` with the record's shard, not retained (see ``shardRefs``): bits of a
+    /// multiplicative mix of the keys' cached hashes, apart from the top ones the shard's own
+    /// ``RecordCache`` splits its table by.
+    @inline(__always) private func withShard<R>(_ collection: Key, _ key: Key, _ body: (Shard) -> R) -> R {
+        let h = (collection.bytesHash &* 31 &+ key.bytesHash) &* 0x9e37_79b9_7f4a_7c15
+        return shardRefs[Int(truncatingIfNeeded: (h >> 32) & UInt64(Self.shardCount - 1))]._withUnsafeGuaranteedRef(body)
     }
 
     /// `.some(value)` when the record's visible value is here (nil: known absent); nil when
     /// the caller must read it under the state lock. Any thread, no other lock needed.
     @inline(__always) func lookup(_ a: RecordAddress) -> Record?? {
-        let s = shard(a)
-        s.lock.lock()
-        defer { s.lock.unlock() }
-        if let hit = s.cache.lookup(a) { return hit }
-        guard s.aside != nil || s.answering != nil else { return nil }
-        return lookupBeside(a, s)
+        withShard(a.collection, a.key) { s in
+            s.lock.lock()
+            defer { s.lock.unlock() }
+            if let hit = s.cache.lookup(a) { return hit }
+            guard s.aside != nil || s.answering != nil else { return nil }
+            return lookupBeside(a, s)
+        }
     }
 
     /// A lookup beside the shard's own entries, while a staged batch publishes: first in the
@@ -94,7 +105,7 @@ final class ReadCache: @unchecked Sendable {
     /// Taken under the state lock with the record's visible value, for ``fill(_:_:ticket:)``
     /// after that lock is let go: the number of invalidations its shard has seen.
     @inline(__always) func ticket(_ a: RecordAddress) -> UInt64 {
-        shard(a).epoch.load(ordering: .relaxed)
+        withShard(a.collection, a.key) { $0.epoch.load(ordering: .relaxed) }
     }
 
     /// Keeps `value`, read under the state lock with `ticket`, as the record's visible value,
@@ -103,26 +114,29 @@ final class ReadCache: @unchecked Sendable {
     /// the record's bytes, an insert, perhaps an eviction) is not spent inside the state
     /// lock, where it would make the writers wait.
     func fill(_ a: RecordAddress, _ value: Record?, ticket: UInt64) {
-        let s = shard(a)
-        s.lock.lock()
-        defer { s.lock.unlock() }
-        guard s.epoch.load(ordering: .relaxed) == ticket else { return }
-        s.cache.insert(a, value)
-        s.cache.trim()
+        withShard(a.collection, a.key) { s in
+            s.lock.lock()
+            defer { s.lock.unlock() }
+            guard s.epoch.load(ordering: .relaxed) == ticket else { return }
+            s.cache.insert(a, value)
+            s.cache.trim()
+        }
     }
 
     /// The record's visible value changes: its entry goes. Under the state lock, in the hold
     /// that makes the change.
-    @inline(__always) func invalidate(_ a: RecordAddress) {
-        let s = shard(a)
-        s.lock.lock()
-        defer { s.lock.unlock() }
-        // A staged batch's refill holds the writers' lock from its publish to its end: no
-        // visible value changes while a shard keeps entries set aside.
-        assert(s.aside == nil, "a visible value changed while a staged batch's refill ran")
-        assert(s.answering == nil, "a visible value changed while a staged batch's layer answered")
-        s.epoch.add(1, ordering: .relaxed)
-        s.cache.remove(a)
+    @inline(__always) func invalidate(_ collection: Key, _ key: Key) {
+        withShard(collection, key) { s in
+            s.lock.lock()
+            defer { s.lock.unlock() }
+            // A staged batch's refill holds the writers' lock from its publish to its end: no
+            // visible value changes while a shard keeps entries set aside.
+            assert(s.aside == nil, "a visible value changed while a staged batch's refill ran")
+            assert(s.answering == nil, "a visible value changed while a staged batch's layer answered")
+            s.epoch.wrappingAdd(1, ordering: .relaxed)
+            // The address is built only for a shard with entries to look through.
+            if s.cache.count > 0 { s.cache.remove(RecordAddress(collection: collection, key: key)) }
+        }
     }
 
     /// Every entry goes (the store closes), in O(shards) under the state lock: the entries
@@ -133,7 +147,7 @@ final class ReadCache: @unchecked Sendable {
         old.reserveCapacity(shards.count)
         for s in shards {
             s.lock.lock()
-            s.epoch.add(1, ordering: .relaxed)
+            s.epoch.wrappingAdd(1, ordering: .relaxed)
             old.append(s.cache)
             s.cache = RecordCache(budget: shardBudget)
             s.answering = nil
@@ -154,7 +168,7 @@ final class ReadCache: @unchecked Sendable {
     func setAside(answering changed: @escaping (RecordAddress) -> Record??) {
         for s in shards {
             s.lock.lock()
-            s.epoch.add(1, ordering: .relaxed)
+            s.epoch.wrappingAdd(1, ordering: .relaxed)
             s.aside = (s.cache, changed)
             s.cache = RecordCache(budget: shardBudget)
             s.lock.unlock()
