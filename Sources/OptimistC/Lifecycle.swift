@@ -57,25 +57,27 @@ public func optimist_close(_ handle: OpaquePointer?) -> Int32 {
 
 @_cdecl("optimist_flush")
 public func optimist_flush(_ handle: OpaquePointer?) -> Int32 {
-    guarded { () throws(OptimistError) in try store(handle).flush() }
+    guarded { () throws(OptimistError) in try withStore(handle) { s throws(OptimistError) in try s.flush() } }
 }
 
 @_cdecl("optimist_client_id")
 public func optimist_client_id(_ handle: OpaquePointer?, _ outID: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        let out = try out(outID, "out")
-        out.pointee = try handOut(s.clientID)
+        try withStore(handle) { s throws(OptimistError) in
+            let out = try out(outID, "out")
+            out.pointee = try handOut(s.clientID)
+        }
     }
 }
 
 @_cdecl("optimist_set_retry_policy")
 public func optimist_set_retry_policy(_ handle: OpaquePointer?, _ maxAttempts: Int32, _ baseDelayMs: Int64, _ maxDelayMs: Int64) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        let policy = try checkedRetryPolicy(maxAttempts, baseDelayMs, maxDelayMs)
-        guard !s.isClosed else { throw .misuse("the store is closed") }
-        s.retryPolicy = policy
+        try withStore(handle) { s throws(OptimistError) in
+            let policy = try checkedRetryPolicy(maxAttempts, baseDelayMs, maxDelayMs)
+            guard !s.isClosed else { throw .misuse("the store is closed") }
+            s.retryPolicy = policy
+        }
     }
 }
 

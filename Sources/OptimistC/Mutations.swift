@@ -44,15 +44,16 @@ private func mutate(_ handle: OpaquePointer?, _ b: OpaquePointer?, _ dedupe: Uns
     default: return fail(OPTIMIST_MISUSE, "policy must be OPTIMIST_POLICY_ROLLBACK (0) or OPTIMIST_POLICY_KEEP (1), not \(policy)")
     }
     return guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        let ops = try ops(b, "batch")
-        let d = try optionalText(dedupe, "dedupe_key")
-        do throws(OptimistError) {
-            let id = try s.mutate(ops, dedupeKey: d, policy: p)
-            outID?.pointee = id
-        } catch {
-            if case .duplicate(let existing) = error { outID?.pointee = existing }
-            throw error
+        try withStore(handle) { s throws(OptimistError) in
+            let ops = try ops(b, "batch")
+            let d = try optionalText(dedupe, "dedupe_key")
+            do throws(OptimistError) {
+                let id = try s.mutate(ops, dedupeKey: d, policy: p)
+                outID?.pointee = id
+            } catch {
+                if case .duplicate(let existing) = error { outID?.pointee = existing }
+                throw error
+            }
         }
     }
 }
@@ -60,25 +61,28 @@ private func mutate(_ handle: OpaquePointer?, _ b: OpaquePointer?, _ dedupe: Uns
 @_cdecl("optimist_commit")
 public func optimist_commit(_ handle: OpaquePointer?, _ id: UInt64, _ serverOps: OpaquePointer?) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        let ops: [Op]? = serverOps == nil ? nil : try batchBox(serverOps).ops
-        try s.commit(id, serverOps: ops)
+        try withStore(handle) { s throws(OptimistError) in
+            let ops: [Op]? = serverOps == nil ? nil : try batchBox(serverOps).ops
+            try s.commit(id, serverOps: ops)
+        }
     }
 }
 
 @_cdecl("optimist_rollback")
 public func optimist_rollback(_ handle: OpaquePointer?, _ id: UInt64, _ reason: UnsafePointer<CChar>?) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        let r = try optionalText(reason, "reason")
-        try s.rollback(id, reason: r)
+        try withStore(handle) { s throws(OptimistError) in
+            let r = try optionalText(reason, "reason")
+            try s.rollback(id, reason: r)
+        }
     }
 }
 
 @_cdecl("optimist_server_apply")
 public func optimist_server_apply(_ handle: OpaquePointer?, _ b: OpaquePointer?) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        try s.serverApply(try ops(b, "batch"))
+        try withStore(handle) { s throws(OptimistError) in
+            try s.serverApply(try ops(b, "batch"))
+        }
     }
 }

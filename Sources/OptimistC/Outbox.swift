@@ -8,11 +8,12 @@ import Optimist
 public func optimist_outbox_next(_ handle: OpaquePointer?, _ now: Int64, _ outID: UnsafeMutablePointer<UInt64>?,
                                  _ outOps: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        let idOut = try out(outID, "out_id"), opsOut = try out(outOps, "out_ops_json")
-        guard let m = try s.outboxNext(now: now) else { throw .notFound("no mutation is due") }
-        opsOut.pointee = try handOut(Op.encode(m.ops))
-        idOut.pointee = m.id
+        try withStore(handle) { s throws(OptimistError) in
+            let idOut = try out(outID, "out_id"), opsOut = try out(outOps, "out_ops_json")
+            guard let m = try s.outboxNext(now: now) else { throw .notFound("no mutation is due") }
+            opsOut.pointee = try handOut(Op.encode(m.ops))
+            idOut.pointee = m.id
+        }
     }
 }
 
@@ -20,13 +21,14 @@ public func optimist_outbox_next(_ handle: OpaquePointer?, _ now: Int64, _ outID
 public func optimist_fail(_ handle: OpaquePointer?, _ id: UInt64, _ transient: Int32, _ reason: UnsafePointer<CChar>?,
                           _ now: Int64) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        let r = try optionalText(reason, "reason")
-        try s.fail(id, transient: transient != 0, reason: r, now: now)
+        try withStore(handle) { s throws(OptimistError) in
+            let r = try optionalText(reason, "reason")
+            try s.fail(id, transient: transient != 0, reason: r, now: now)
+        }
     }
 }
 
 @_cdecl("optimist_retry")
 public func optimist_retry(_ handle: OpaquePointer?, _ id: UInt64) -> Int32 {
-    guarded { () throws(OptimistError) in try store(handle).retry(id) }
+    guarded { () throws(OptimistError) in try withStore(handle) { s throws(OptimistError) in try s.retry(id) } }
 }

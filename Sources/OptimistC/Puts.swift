@@ -23,8 +23,9 @@ public func optimist_put_fields(_ handle: OpaquePointer?, _ coll: UnsafePointer<
 private func putOne(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                     _ outID: UnsafeMutablePointer<UInt64>?, _ value: () throws(OptimistError) -> Record) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        let (c, k, v) = (try key(coll, "coll"), try key(k, "key"), try value())
-        outID?.pointee = try s.mutate(put: c, k, v)
+        try withStore(handle) { s throws(OptimistError) in
+            let (c, k, v) = (try key(coll, "coll"), try key(k, "key"), try value())
+            outID?.pointee = try s.mutate(put: c, k, v)
+        }
     }
 }

@@ -8,17 +8,18 @@ import Optimist
 public func optimist_mutations(_ handle: OpaquePointer?, _ statusOrZero: Int32,
                                _ outJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        let out = try out(outJSON, "out_json")
-        var status: MutationStatus?
-        if statusOrZero != 0 {
-            guard let st = MutationStatus(rawValue: statusOrZero) else {
-                throw .misuse("status \(statusOrZero) is not 0 or OPTIMIST_PENDING, OPTIMIST_INFLIGHT, OPTIMIST_FAILED")
+        try withStore(handle) { s throws(OptimistError) in
+            let out = try out(outJSON, "out_json")
+            var status: MutationStatus?
+            if statusOrZero != 0 {
+                guard let st = MutationStatus(rawValue: statusOrZero) else {
+                    throw .misuse("status \(statusOrZero) is not 0 or OPTIMIST_PENDING, OPTIMIST_INFLIGHT, OPTIMIST_FAILED")
+                }
+                status = st
             }
-            status = st
+            let list = try s.mutations(status: status)
+            out.pointee = try handOut(JSONWriter.string(.array(list.map(\.json))))
         }
-        let list = try s.mutations(status: status)
-        out.pointee = try handOut(JSONWriter.string(.array(list.map(\.json))))
     }
 }
 
@@ -28,9 +29,10 @@ public func optimist_mutations(_ handle: OpaquePointer?, _ statusOrZero: Int32,
 public func optimist_explain(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                              _ outJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        let c = try key(coll, "coll"), k = try key(k, "key")
-        let out = try out(outJSON, "out_json")
-        out.pointee = try handOut(JSONWriter.string(try s.explain(c, k).json))
+        try withStore(handle) { s throws(OptimistError) in
+            let c = try key(coll, "coll"), k = try key(k, "key")
+            let out = try out(outJSON, "out_json")
+            out.pointee = try handOut(JSONWriter.string(try s.explain(c, k).json))
+        }
     }
 }

@@ -57,17 +57,18 @@ private final class CListenerBox: @unchecked Sendable {
 public func optimist_subscribe(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ pre: UnsafePointer<CChar>?,
                                _ fn: optimist_listener?, _ ctx: UnsafeMutableRawPointer?, _ outSub: UnsafeMutablePointer<UInt64>?) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        guard let fn else { throw .misuse("the listener is NULL") }
-        let c = try optionalText(coll, "coll").map { Key($0) }
-        let p = try optionalText(pre, "prefix").map { Key($0) }
-        let out = try out(outSub, "out_sub")
-        let box = CListenerBox(fn: fn, ctx: ctx)
-        out.pointee = try s.subscribe(collection: c, prefix: p) { box.deliver($0) }
+        try withStore(handle) { s throws(OptimistError) in
+            guard let fn else { throw .misuse("the listener is NULL") }
+            let c = try optionalText(coll, "coll").map { Key($0) }
+            let p = try optionalText(pre, "prefix").map { Key($0) }
+            let out = try out(outSub, "out_sub")
+            let box = CListenerBox(fn: fn, ctx: ctx)
+            out.pointee = try s.subscribe(collection: c, prefix: p) { box.deliver($0) }
+        }
     }
 }
 
 @_cdecl("optimist_unsubscribe")
 public func optimist_unsubscribe(_ handle: OpaquePointer?, _ sub: UInt64) -> Int32 {
-    guarded { () throws(OptimistError) in try store(handle).unsubscribe(sub) }
+    guarded { () throws(OptimistError) in try withStore(handle) { s throws(OptimistError) in try s.unsubscribe(sub) } }
 }

@@ -129,49 +129,53 @@ private func syncOptions(_ p: UnsafeRawPointer) throws(OptimistError) -> (SyncOp
 @_cdecl("optimist_sync_start")
 public func optimist_sync_start(_ handle: OpaquePointer?, _ opts: UnsafePointer<optimist_sync_options>?) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        guard let opts else { throw .misuse("opts is NULL (use OPTIMIST_SYNC_OPTIONS_INIT)") }
-        var (options, listener) = try syncOptions(UnsafeRawPointer(opts))
-        if let listener { options.onStatus = { listener.deliver($0) } }
-        try s.startSync(options)
+        try withStore(handle) { s throws(OptimistError) in
+            guard let opts else { throw .misuse("opts is NULL (use OPTIMIST_SYNC_OPTIONS_INIT)") }
+            var (options, listener) = try syncOptions(UnsafeRawPointer(opts))
+            if let listener { options.onStatus = { listener.deliver($0) } }
+            try s.startSync(options)
+        }
     }
 }
 
 @_cdecl("optimist_sync_stop")
 public func optimist_sync_stop(_ handle: OpaquePointer?) -> Int32 {
-    guarded { () throws(OptimistError) in try store(handle).stopSync() }
+    guarded { () throws(OptimistError) in try withStore(handle) { s in s.stopSync() } }
 }
 
 @_cdecl("optimist_sync_now")
 public func optimist_sync_now(_ handle: OpaquePointer?) -> Int32 {
-    guarded { () throws(OptimistError) in try store(handle).syncNow() }
+    guarded { () throws(OptimistError) in try withStore(handle) { s throws(OptimistError) in try s.syncNow() } }
 }
 
 @_cdecl("optimist_sync_set_headers")
 public func optimist_sync_set_headers(_ handle: OpaquePointer?, _ headers: UnsafePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        try s.setSyncHeaders(try syncHeaders(headers))
+        try withStore(handle) { s throws(OptimistError) in
+            try s.setSyncHeaders(try syncHeaders(headers))
+        }
     }
 }
 
 @_cdecl("optimist_sync_wait_idle")
 public func optimist_sync_wait_idle(_ handle: OpaquePointer?, _ timeoutMs: Int64, _ outIdle: UnsafeMutablePointer<Int32>?) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        let out = try out(outIdle, "out_idle")
-        guard timeoutMs >= 0 else { throw .misuse("timeout_ms must not be negative") }
-        // The wait adds the timeout to the clock: keep the sum from overflowing (INT64_MAX
-        // means "as long as it takes" all the same).
-        out.pointee = try s.waitForSyncIdle(timeoutMs: min(timeoutMs, Int64.max / 4)) ? 1 : 0
+        try withStore(handle) { s throws(OptimistError) in
+            let out = try out(outIdle, "out_idle")
+            guard timeoutMs >= 0 else { throw .misuse("timeout_ms must not be negative") }
+            // The wait adds the timeout to the clock: keep the sum from overflowing (INT64_MAX
+            // means "as long as it takes" all the same).
+            out.pointee = try s.waitForSyncIdle(timeoutMs: min(timeoutMs, Int64.max / 4)) ? 1 : 0
+        }
     }
 }
 
 @_cdecl("optimist_sync_status")
 public func optimist_sync_status(_ handle: OpaquePointer?, _ outJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     guarded { () throws(OptimistError) in
-        let s = try store(handle)
-        let out = try out(outJSON, "out_json")
-        out.pointee = try handOut(JSONWriter.string(s.syncStatus.json))
+        try withStore(handle) { s throws(OptimistError) in
+            let out = try out(outJSON, "out_json")
+            out.pointee = try handOut(JSONWriter.string(s.syncStatus.json))
+        }
     }
 }
