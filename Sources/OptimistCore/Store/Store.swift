@@ -133,11 +133,10 @@ public final class Store: Sendable {
     func change<R: Sendable>(
         _ cause: ChangeCause, _ body: (Engine) throws(OptimistError) -> R
     ) throws(OptimistError) -> R {
-        let (result, delivery, wake, fault) = try writers.lockedYielding {
-            () throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
+        let (result, delivery, wake, fault) = try writing {
+            (e) throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
             let (r, delivery, wake, fault) = try publishing {
                 () throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
-                let e = engine
                 guard !e.closed else { throw OptimistError.misuse("the store is closed") }
                 if let error = sink?.takeError() { throw error }
                 e.cause = cause
@@ -160,8 +159,8 @@ public final class Store: Sendable {
             // buffer empty for the next change: only writers touch it, and this one still holds
             // the writers' lock. (Taken out under the state lock, the buffer was shared when
             // emptied, so every call allocated a new one.)
-            if let sink, engine.journal?.isEmpty == false {
-                sink.append(taking: &engine.journal!)
+            if let sink, e.journal?.isEmpty == false {
+                sink.append(taking: &e.journal!)
             }
             upkeepIfDue()
             return (r, delivery, wake, fault)
@@ -170,6 +169,19 @@ public final class Store: Sendable {
         wake?.storeDidQueue()
         if let fault { throw fault }
         return result
+    }
+
+    /// Runs `body` under the writers' lock (yielding while it waits) with the engine borrowed:
+    /// only ``close()`` replaces the engine, under that lock, so a change needs no reference
+    /// of its own. (Retained, the engine cost a tap and a commit ~90 instructions: callgrind.)
+    @inline(__always) private func writing<R, E: Error>(_ body: (Engine) throws(E) -> R) throws(E) -> R {
+        try writers.lockedYielding { () throws(E) -> R in
+            // `_withUnsafeGuaranteedRef` rethrows untyped errors: the typed one travels as a Result.
+            let result = Unmanaged.passUnretained(engine)._withUnsafeGuaranteedRef { e -> Result<R, E> in
+                Result { () throws(E) -> R in try body(e) }
+            }
+            return try result.get()
+        }
     }
 
     /// After a change's publish, under the writers' lock: the storage upkeep the change made
