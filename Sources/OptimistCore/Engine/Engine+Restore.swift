@@ -198,7 +198,7 @@ extension Engine {
         case .failure: value = old  // the re-application rule: an op that no longer applies is skipped
         }
         c.chains[key, default: PendingChain()].append(id)
-        for v in c.views { v.update(key: key, old: old, new: value) }
+        c.forEachView { $0.update(key: key, old: old, new: value) }
         if let i = found {
             c.overlay.values[i] = value
         } else {

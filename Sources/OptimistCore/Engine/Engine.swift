@@ -14,6 +14,16 @@ final class CollectionState {
     var viewsTouched = false
 
     init(name: Key) { self.name = name }
+
+    /// Calls `body` with each view, not retained: `views` keeps them, and no `body` changes
+    /// it. (`for v in views` retained the array and each view: a tap's view update and
+    /// publish cost ~90 instructions more, callgrind.)
+    @inline(__always) func forEachView(_ body: (ViewState) -> Void) {
+        for i in views.indices {
+            unowned(unsafe) let v = views[i]
+            body(v)
+        }
+    }
 }
 
 /// A pending mutation's place in the outbox: by queue position, where a retried mutation
@@ -342,7 +352,7 @@ final class Engine {
         let chained = known ?? (c.chains[key] != nil)
         let same = Record.sameStorage(new, old)
         if !same, !c.views.isEmpty {
-            for v in c.views { v.update(key: key, old: old, new: new) }
+            c.forEachView { $0.update(key: key, old: old, new: new) }
             noteViewsTouched(c)
         }
         if !same || chained, let r = readCacheRef { r._withUnsafeGuaranteedRef { $0.invalidate(c.name, key) } }
@@ -438,7 +448,7 @@ final class Engine {
         // Whether V is C for this key: looked up once (the storage write does not change it).
         let shown = c.overlay.index(forKey: key) == nil
         if !c.views.isEmpty {
-            for v in c.views {
+            c.forEachView { v in
                 if v.updateConfirmed(key: key, old: old, new: value) { noteViewChanged(v) }
                 if shown { v.update(key: key, old: old, new: value) }
             }
@@ -463,7 +473,7 @@ final class Engine {
     func publishViews() {
         while let c = viewsTouched.popLast() {  // see `clearKeepingCapacity()`
             c.viewsTouched = false
-            for v in c.views { v.published.publish(v.value) }
+            c.forEachView { $0.published.publish($0.value) }
         }
     }
 
