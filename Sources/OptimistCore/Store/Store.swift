@@ -407,7 +407,7 @@ public final class Store: Sendable {
     /// Takes no state lock: the value is the one published at the end of the last call that
     /// changed it (see `ViewDirectory`).
     public func viewValue(_ name: Key) throws(OptimistError) -> Double {
-        if !closedFlag.load(ordering: .acquiring), let v = viewDirectory.lookup(name) { return v.value }
+        if !closedFlag.load(ordering: .acquiring), let v = viewDirectory.value(name) { return v }
         return try read { e throws(OptimistError) in
             guard let v = e.views[name] else { throw .notFound("no view \(name)") }
             return v.value

@@ -26,10 +26,12 @@ final class ViewDirectory: @unchecked Sendable {
     private let lock = Lock()
     private var byName: [Key: PublishedValue] = [:]
 
-    func lookup(_ name: Key) -> PublishedValue? {
+    /// The view's published value; nil: no view by that name. (The value, not the
+    /// ``PublishedValue``: handing that out cost a retain and a release per read.)
+    func value(_ name: Key) -> Double? {
         lock.lock()
         defer { lock.unlock() }
-        return byName[name]
+        return byName[name]?.value
     }
 
     func set(_ name: Key, _ value: PublishedValue) {
