@@ -77,12 +77,10 @@ func anyStore(_ handle: OpaquePointer?) throws(OptimistError) -> Store {
 func withStore<R>(_ handle: OpaquePointer?, _ body: (Store) throws(OptimistError) -> R) throws(OptimistError) -> R {
     guard let handle else { throw .misuse("the store handle is NULL") }
     guard let ref = unmanaged(handle, magic: storeMagic, as: Store.self) else { throw .misuse("not a store handle") }
-    // `_withUnsafeGuaranteedRef` rethrows untyped errors: the typed one travels as a Result.
-    let result = ref._withUnsafeGuaranteedRef { s -> Result<R, OptimistError> in
-        guard !s.isClosed else { return .failure(.misuse("the store is closed")) }
-        return Result { () throws(OptimistError) -> R in try body(s) }
+    return try ref.borrowing { s throws(OptimistError) -> R in
+        guard !s.isClosed else { throw .misuse("the store is closed") }
+        return try body(s)
     }
-    return try result.get()
 }
 
 func makeBatchHandle() -> OpaquePointer {

@@ -148,9 +148,14 @@ final class Engine {
     var readCache: ReadCache? {
         didSet { readCacheRef = readCache.map { Unmanaged.passUnretained($0) } }
     }
-    /// ``readCache``, unretained, for the per-record steps: through the optional property,
+    /// ``readCache``, unretained, for ``dropCached(_:_:)``: through the optional property,
     /// every invalidation retained and released the cache (the engine keeps it alive).
     private var readCacheRef: Unmanaged<ReadCache>?
+
+    /// The record's visible value changes: its read-cache entry goes (see ``ReadCache``).
+    @inline(__always) private func dropCached(_ c: CollectionState, _ key: Key) {
+        readCacheRef?._withUnsafeGuaranteedRef { $0.invalidate(c.name, key) }
+    }
 
     /// The store's views by name for reads without the state lock (see ``ViewDirectory``);
     /// nil as ``readCache`` is.
@@ -355,7 +360,7 @@ final class Engine {
             c.forEachView { $0.update(key: key, old: old, new: new) }
             noteViewsTouched(c)
         }
-        if !same || chained, let r = readCacheRef { r._withUnsafeGuaranteedRef { $0.invalidate(c.name, key) } }
+        if !same || chained { dropCached(c, key) }
         if chained {
             if c.overlay.updateValue(new, forKey: key) == nil {
                 c.index.insert(key)
@@ -457,7 +462,7 @@ final class Engine {
         storage.setRecord(c.name, key, value)
         // V changes with C unless an overlay hides the key (a commit's own key: its refold
         // invalidates it, if V changes at all).
-        if shown, let r = readCacheRef { r._withUnsafeGuaranteedRef { $0.invalidate(c.name, key) } }
+        if shown { dropCached(c, key) }
         log(.confirmed(collection: c.name, key: key, value: value))
     }
 

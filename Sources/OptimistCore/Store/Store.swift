@@ -175,13 +175,7 @@ public final class Store: Sendable {
     /// only ``close()`` replaces the engine, under that lock, so a change needs no reference
     /// of its own. (Retained, the engine cost a tap and a commit ~90 instructions: callgrind.)
     @inline(__always) private func writing<R, E: Error>(_ body: (Engine) throws(E) -> R) throws(E) -> R {
-        try writers.lockedYielding { () throws(E) -> R in
-            // `_withUnsafeGuaranteedRef` rethrows untyped errors: the typed one travels as a Result.
-            let result = Unmanaged.passUnretained(engine)._withUnsafeGuaranteedRef { e -> Result<R, E> in
-                Result { () throws(E) -> R in try body(e) }
-            }
-            return try result.get()
-        }
+        try writers.lockedYielding { () throws(E) -> R in try Unmanaged.passUnretained(engine).borrowing(body) }
     }
 
     /// After a change's publish, under the writers' lock: the storage upkeep the change made
