@@ -12,65 +12,74 @@ let unchecked: [SwiftSetting] = portable ? [] : [.unsafeFlags(["-enforce-exclusi
 let package = Package(
     name: "Optimist",
     products: [
-        // The Swift API: the core plus SQLite persistence.
+        // The Swift API: the engine, SQLite persistence and the sync.
         // OptimistFoundation rides along so `Date` fields are stored as ISO 8601 text; it is a
         // target of its own so that liboptimist.so (OptimistC) never links Foundation.
         .library(name: "Optimist", targets: ["Optimist", "OptimistFoundation"]),
         // liboptimist.so: the C ABI every other host uses (CMake builds it with the Swift
         // runtime linked statically; see CMakeLists.txt).
         .library(name: "optimist", type: .dynamic, targets: ["OptimistC"]),
-        // The pure engine alone (records, ops, JSON): the reference server in Server/ applies
+        // The model alone (keys, records and JSON, ops): the reference server in Server/ applies
         // ops with this code, so server and client never disagree on what an op means.
-        .library(name: "OptimistCore", targets: ["OptimistCore"]),
+        .library(name: "OptimistModel", targets: ["OptimistModel"]),
     ],
     targets: [
-        // Pure semantics: no I/O, no Foundation (its one dependency is the store's locks).
-        .target(
-            name: "OptimistCore",
-            dependencies: ["OptimistThreads"],
-            swiftSettings: unchecked
-        ),
-        // A mutex with a condition variable and threads, for the writer and the sync (the
-        // library keeps Foundation and Dispatch out).
+        // The layers, bottom up. Tests/Layering/layers.txt writes the allowed imports down once;
+        // Tests/Layering/check_layers.py (run by scripts/test.sh) fails when a module imports one
+        // that is not below it, or when a target here names such a dependency.
+        //
+        // A mutex with a condition variable and threads, for the store, the writer and the sync
+        // (the library keeps Foundation and Dispatch out).
         .target(name: "OptimistThreads"),
+        // The model: keys, records and JSON, ops, errors, mutation and status types, the
+        // packed-ops format. No I/O, no Foundation, no threads.
+        .target(name: "OptimistModel", swiftSettings: unchecked),
+        // The engine (confirmed state behind a storage port, pending chains, outbox, views,
+        // subscriptions, freshness) and `Store` (threads, locks, publication). No I/O.
+        .target(name: "OptimistCore", dependencies: ["OptimistModel", "OptimistThreads"], swiftSettings: unchecked),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // The background writer and loader of store files.
-        .target(name: "OptimistSQLite", dependencies: ["OptimistCore", "OptimistThreads", "CSQLite"], swiftSettings: unchecked),
+        // Store files: the background writer, the loader, the file format (also read by the CLI).
+        .target(name: "OptimistSQLite", dependencies: ["OptimistModel", "OptimistCore", "OptimistThreads", "CSQLite"], swiftSettings: unchecked),
         // The sync: the wire protocol and its schedule, over a transport port.
-        .target(name: "OptimistSync", dependencies: ["OptimistCore", "OptimistThreads"], swiftSettings: unchecked),
+        .target(name: "OptimistSync", dependencies: ["OptimistModel", "OptimistCore", "OptimistThreads"], swiftSettings: unchecked),
         // The built-in HTTP transport (the system libcurl).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        .target(name: "OptimistCurl", dependencies: ["OptimistSync", "CCurl"], swiftSettings: unchecked),
-        // The Swift API apps import.
-        .target(name: "Optimist", dependencies: ["OptimistCore", "OptimistSQLite", "OptimistSync", "OptimistCurl", "COptimist"]),
+        .target(name: "OptimistCurl", dependencies: ["OptimistModel", "OptimistSync", "CCurl"], swiftSettings: unchecked),
+        // Opening a store (memory or file) and starting the default sync: what the two hosts
+        // below share.
+        .target(name: "OptimistOpen", dependencies: ["OptimistModel", "OptimistCore", "OptimistSQLite", "OptimistSync", "OptimistCurl", "OptimistThreads"], swiftSettings: unchecked),
+        // The Swift API apps import: re-exports the model, the store and the sync; Codable
+        // records and typed collections, observation, async waits.
+        .target(name: "Optimist", dependencies: ["OptimistModel", "OptimistThreads", "OptimistCore", "OptimistSync", "OptimistOpen"]),
         // Foundation types in records (Date as ISO 8601 text), for Swift apps only.
-        .target(name: "OptimistFoundation", dependencies: ["OptimistCore"]),
+        .target(name: "OptimistFoundation", dependencies: ["Optimist", "OptimistModel"]),
         // Include/optimist.h as a C module (Sources/COptimist/module.modulemap): the ABI's types,
         // constants and version, written once in the header, for the Swift code that needs them.
         .systemLibrary(name: "COptimist"),
-        // The @_cdecl entry points declared in Include/optimist.h.
+        // The @_cdecl entry points declared in Include/optimist.h, a sibling of the Swift API.
         //
-        // A target that uses OptimistCore's types names OptimistCore among its dependencies,
-        // even where `import Optimist` re-exports it: SwiftPM's incremental build follows only
-        // the dependencies named. Without OptimistCore named here, a stored property added to
-        // `Store` rebuilt Optimist but not this target, whose code kept the old field offsets
-        // (`optimist_client_id` then returned an empty string).
-        .target(name: "OptimistC", dependencies: ["Optimist", "OptimistCore", "COptimist"], exclude: ["exports.map"], swiftSettings: unchecked),
-        // The `optimist` command-line tool (inspect, outbox, explain, dump): reads store files,
-        // also one another process has open, without the library's open path (see
-        // Sources/OptimistCLI/FileSnapshot.swift). CMake installs it as PREFIX/bin/optimist.
-        .executableTarget(name: "optimist-cli", dependencies: ["OptimistCore", "CSQLite", "COptimist"], path: "Sources/OptimistCLI"),
+        // A target names every module whose types it uses among its dependencies: SwiftPM's
+        // incremental build follows only the dependencies named (a stale field offset of `Store`
+        // once made `optimist_client_id` return an empty string).
+        .target(name: "OptimistC", dependencies: ["OptimistModel", "OptimistCore", "OptimistSync", "OptimistOpen", "COptimist"], exclude: ["exports.map"], swiftSettings: unchecked),
+        // The `optimist` command-line tool (inspect, outbox, explain, dump): reads store files
+        // through OptimistSQLite's schema and decoders, also one another process has open, without
+        // the library's open path (see Sources/OptimistCLI/FileSnapshot.swift). CMake installs it
+        // as PREFIX/bin/optimist.
+        .executableTarget(name: "optimist-cli", dependencies: ["OptimistModel", "OptimistSQLite", "CSQLite", "COptimist"], path: "Sources/OptimistCLI"),
         // Microbenchmarks (Benchmarks/run builds this in release mode).
-        .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "OptimistCore", "OptimistFoundation", "CSQLite"], path: "Benchmarks/Swift"),
+        .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "OptimistModel", "OptimistCore", "OptimistSQLite", "OptimistOpen", "OptimistFoundation", "CSQLite"], path: "Benchmarks/Swift"),
         // A child process the crash tests kill with SIGKILL.
-        .executableTarget(name: "optimist-crash-child", dependencies: ["Optimist", "OptimistCore"], path: "Tests/CrashChild"),
+        .executableTarget(name: "optimist-crash-child", dependencies: ["OptimistModel", "OptimistCore", "OptimistSQLite", "OptimistOpen", "OptimistC"], path: "Tests/CrashChild"),
         // What several test targets share: seeded randomness, op shorthands, the naive model
         // and the model-based run.
-        .target(name: "OptimistTestSupport", dependencies: ["OptimistCore"], path: "Tests/Support"),
-        .testTarget(name: "OptimistCoreTests", dependencies: ["OptimistCore", "OptimistTestSupport"]),
-        .testTarget(name: "OptimistSQLiteTests", dependencies: ["Optimist", "OptimistCore", "OptimistTestSupport", "OptimistThreads"]),
-        .testTarget(name: "OptimistTests", dependencies: ["Optimist", "OptimistCore", "OptimistFoundation", "OptimistTestSupport"]),
-        .testTarget(name: "OptimistSyncTests", dependencies: ["OptimistSync", "Optimist", "OptimistCore"]),
+        .target(name: "OptimistTestSupport", dependencies: ["OptimistModel", "OptimistCore"], path: "Tests/Support"),
+        .testTarget(name: "OptimistModelTests", dependencies: ["OptimistModel", "OptimistTestSupport"]),
+        .testTarget(name: "OptimistCoreTests", dependencies: ["OptimistModel", "OptimistCore", "OptimistTestSupport"]),
+        .testTarget(name: "OptimistSQLiteTests", dependencies: ["OptimistModel", "OptimistCore", "OptimistSQLite", "OptimistOpen", "OptimistC", "OptimistTestSupport", "OptimistThreads", "CSQLite"]),
+        .testTarget(name: "OptimistSyncTests", dependencies: ["OptimistModel", "OptimistCore", "OptimistSync", "OptimistOpen", "OptimistThreads"]),
+        .testTarget(name: "OptimistTests", dependencies: ["Optimist", "OptimistModel", "OptimistCore", "OptimistFoundation", "OptimistC", "OptimistTestSupport"]),
+        .testTarget(name: "OptimistCTests", dependencies: ["OptimistC", "OptimistModel", "COptimist"]),
     ],
     swiftLanguageModes: [.v6]
 )

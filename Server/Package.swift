@@ -3,7 +3,7 @@ import PackageDescription
 
 // The reference sync server lives in its own package so that apps using the library never
 // resolve a server's dependencies (HTTP, PostgreSQL). It applies ops with the root package's
-// OptimistCore, so server and client agree on what every op means.
+// OptimistModel, so server and client agree on what every op means.
 // A path dependency's identity is its folder's name, lowercased: the checkout's own name
 // (main, optimist, a CI clone's folder ...), not a fixed one.
 let rootPackage = Context.packageDirectory.split(separator: "/").dropLast().last.map { $0.lowercased() } ?? "optimist"
@@ -29,7 +29,7 @@ let package = Package(
         .executableTarget(
             name: "optimist-server",
             dependencies: [
-                .product(name: "OptimistCore", package: rootPackage),
+                .product(name: "OptimistModel", package: rootPackage),
                 "CServerSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -1,6 +1,7 @@
 import Glibc
 import Optimist
 import OptimistSQLite
+import OptimistModel
 
 /// `optimist-bench --probe NAME [DIR]`: one operation in a loop, for profilers
 /// (`perf record`, `valgrind --tool=callgrind --toggle-collect='*Probe*loop*'`), with the

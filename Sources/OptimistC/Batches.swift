@@ -1,4 +1,7 @@
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 
 // Batches: the ops of one mutation (or one server change), built up one call at a time.
 // Each add validates its arguments fully, so a batch only ever holds well-formed ops.

@@ -3,7 +3,10 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 
 // Strings crossing the boundary. In: borrowed NUL-terminated UTF-8, validated before use.
 // Out: malloc'd copies the caller releases with `optimist_free`.

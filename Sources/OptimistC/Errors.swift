@@ -4,7 +4,10 @@ import Glibc
 import Darwin
 #endif
 import COptimist
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 
 // The per-thread last-error message, and the helpers every entry point uses to turn a thrown
 // `OptimistError` into a result code without letting anything cross the C boundary. The codes

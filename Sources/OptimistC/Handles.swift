@@ -1,4 +1,7 @@
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 import Synchronization
 
 // The opaque handles C sees. Each `optimist_store*` / `optimist_batch*` points to a small

@@ -4,7 +4,10 @@ import Glibc
 import Darwin
 #endif
 import COptimist
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 
 // Opening, flushing and closing stores; the client id; the retry policy.
 

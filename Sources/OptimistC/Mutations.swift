@@ -1,5 +1,8 @@
 import COptimist
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 
 // mutate, commit, rollback, server_apply.
 

@@ -1,5 +1,8 @@
 import COptimist
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 
 // The versioned option structs of Include/optimist.h (optimist_open_options,
 // optimist_mutate_options, optimist_sync_options), read through the COptimist module.

@@ -1,4 +1,7 @@
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 
 // The outbox: handing mutations to a sender, and what the sender reports back.
 

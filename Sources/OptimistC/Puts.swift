@@ -1,5 +1,8 @@
 import COptimist
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 
 // One-op mutations: a tap that puts one record needs no batch object. Each is
 // optimist_mutate of a batch holding that one put, with the default options, minus the

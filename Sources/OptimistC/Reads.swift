@@ -1,4 +1,7 @@
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 
 // Reads of the visible (or confirmed) state, and of mutations.
 

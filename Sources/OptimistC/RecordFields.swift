@@ -1,5 +1,8 @@
 import COptimist
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 
 // Records given as typed fields (optimist_field, optimist.h) instead of JSON text: the app
 // fills an array of structs, so it formats no JSON (and cannot get its escaping wrong), and

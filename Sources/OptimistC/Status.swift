@@ -1,4 +1,7 @@
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 
 // Status you can see: the not-yet-ended mutations, and the layers of one record, as JSON.
 

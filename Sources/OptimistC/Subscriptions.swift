@@ -4,7 +4,10 @@ import Glibc
 import Darwin
 #endif
 import COptimist
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 
 // Subscriptions: C listeners called with an array of `optimist_change`, the struct as
 // Include/optimist.h declares it (imported through the COptimist module, so the compiler lays

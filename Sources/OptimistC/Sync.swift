@@ -4,7 +4,10 @@ import Glibc
 import Darwin
 #endif
 import COptimist
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistOpen
+import OptimistModel
 import Synchronization
 
 // The background sync: optimist_sync_* over `Store.startSync` and its controls, a host's C

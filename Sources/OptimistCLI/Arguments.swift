@@ -1,4 +1,4 @@
-import OptimistCore
+import OptimistModel
 
 /// What the command line asks for.
 struct Invocation {

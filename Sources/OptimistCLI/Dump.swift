@@ -1,4 +1,4 @@
-import OptimistCore
+import OptimistModel
 
 /// `optimist dump FILE`: records as JSON lines, confirmed (as stored) or visible.
 enum Dump {

@@ -1,4 +1,4 @@
-import OptimistCore
+import OptimistModel
 
 /// `optimist explain FILE COLL KEY`: the stored pending mutations folded over the stored
 /// record, by the library's own rule (``Explanation/fold(collection:key:confirmed:mutations:)``).

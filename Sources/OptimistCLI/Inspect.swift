@@ -1,4 +1,4 @@
-import OptimistCore
+import OptimistModel
 
 /// `optimist inspect FILE`: what the store file holds.
 enum Inspect {

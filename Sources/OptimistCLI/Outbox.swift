@@ -1,4 +1,4 @@
-import OptimistCore
+import OptimistModel
 
 /// `optimist outbox FILE`: the stored mutations not yet ended.
 enum Outbox {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import OptimistCore
+import OptimistModel
 
 /// Writing to stdout (buffered) and stderr, with plain `write` calls (the tool runs on one
 /// thread).

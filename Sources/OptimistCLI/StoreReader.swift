@@ -1,4 +1,4 @@
-import OptimistCore
+import OptimistModel
 
 /// Reads a store file's copy (see ``FileSnapshot``) in one read transaction, by the layout
 /// the file says it has (`PRAGMA user_version`): versions 1 to 5 are known; a newer one is

@@ -1,5 +1,6 @@
 import CCurl
 import OptimistSync
+import OptimistModel
 import Synchronization
 
 /// The built-in transport: HTTP/1.1 POSTs through the system's libcurl (no Foundation).

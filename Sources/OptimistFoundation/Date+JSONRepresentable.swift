@@ -3,7 +3,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import OptimistCore
+import Optimist
+import OptimistModel
 
 // This module exists so the library that C and Python load (liboptimist.so, built from
 // OptimistC) never links Foundation: only Swift apps, which have Foundation anyway, get it,

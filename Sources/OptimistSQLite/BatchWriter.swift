@@ -1,5 +1,6 @@
 import CSQLite
 import OptimistCore
+import OptimistModel
 import OptimistThreads
 
 /// Writes folded batches, each in one transaction, with statements prepared once.

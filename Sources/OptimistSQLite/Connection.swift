@@ -1,5 +1,6 @@
 import CSQLite
 import OptimistCore
+import OptimistModel
 import OptimistThreads
 
 /// One SQLite connection.

@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// How ended mutations are stored: two bits per id, in chunks of 4,096 ids (1 KB blobs), one
 /// row per chunk in `ended_chunks(chunk, bits)` with `chunk = id >> 12`.

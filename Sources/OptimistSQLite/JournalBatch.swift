@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// Journal entries folded into the net change one transaction writes (group commit): the last
 /// write of a record or of a mutation within the batch wins, a mutation that ended within the

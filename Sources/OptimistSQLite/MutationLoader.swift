@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// A store file's live mutations, read while the store restores itself (``MutationStream``):
 /// one thread reads the rows (``count()``, ``readRows(into:limit:)``), another parses them

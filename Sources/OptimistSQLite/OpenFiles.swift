@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 import OptimistThreads
 #if canImport(Glibc)
 import Glibc

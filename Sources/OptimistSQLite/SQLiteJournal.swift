@@ -1,5 +1,6 @@
 import Synchronization
 import OptimistCore
+import OptimistModel
 import OptimistThreads
 #if canImport(Glibc)
 import Glibc

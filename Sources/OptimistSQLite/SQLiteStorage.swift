@@ -1,5 +1,6 @@
 import CSQLite
 import OptimistCore
+import OptimistModel
 
 /// The confirmed records of a store file: in the file's `records` table, read on demand
 /// through a bounded cache of parsed records.

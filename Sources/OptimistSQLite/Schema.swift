@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// The layout of a store file and how an older file is brought up to date.
 ///

@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// Reads what a store keeps in memory from a store file into a ``StoreSnapshot``: the
 /// not-yet-ended mutations, the ended statuses, views, loaded ranges and the cursor; not the

@@ -1,5 +1,6 @@
 import CSQLite
 import OptimistCore
+import OptimistModel
 
 /// Blob columns, for the ended-status chunks (``EndedChunks``).
 extension Statement {

@@ -1,5 +1,6 @@
 import CSQLite
 import OptimistCore
+import OptimistModel
 
 /// SQLite's "copy the bytes now" destructor, which the C macro `SQLITE_TRANSIENT` spells as -1.
 private var transient: sqlite3_destructor_type { unsafeBitCast(-1, to: sqlite3_destructor_type.self) }

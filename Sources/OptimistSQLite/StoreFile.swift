@@ -1,5 +1,6 @@
 import CSQLite
 import OptimistCore
+import OptimistModel
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

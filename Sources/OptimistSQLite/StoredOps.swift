@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// Decodes a mutation's stored ops.
 ///

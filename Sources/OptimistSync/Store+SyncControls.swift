@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// The sync's controls on a store. One sync runs per store, on a thread the library owns,
 /// until ``stopSync()`` or the store's `close`.

@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// The sync's rules, one step at a time, with time passed in: no threads and no clock of its
 /// own, so tests drive it deterministically with a scripted transport. ``SyncRunner`` runs it

@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// How a sync runs. Defaults are those of the protocol's documentation.
 public struct SyncOptions: Sendable {

@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 import OptimistThreads
 import Synchronization
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// What the sync is doing.
 public enum SyncState: String, Sendable, CaseIterable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// The two calls of the wire protocol.
 public enum SyncEndpoint: String, Sendable {

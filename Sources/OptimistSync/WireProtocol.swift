@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// Protocol version 1: the request bodies the sync sends and the checks on what comes back.
 ///

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Optimist
+import OptimistModel
+import OptimistCore
+import OptimistOpen
 
 func nowMs() -> Double {
     var t = timespec()

@@ -1,4 +1,6 @@
-import Optimist
+import OptimistModel
+import OptimistCore
+import OptimistOpen
 
 /// A canonical text of everything a reopened store must reproduce: visible and confirmed
 /// records, pending flags, every mutation's status and (when live) its ops, attempts, dedupe

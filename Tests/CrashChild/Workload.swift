@@ -1,4 +1,6 @@
-import Optimist
+import OptimistModel
+import OptimistCore
+import OptimistOpen
 
 /// splitmix64: a tiny seeded generator, so the child and its model replay make the same calls.
 struct SeededRandom {

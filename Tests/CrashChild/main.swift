@@ -1,8 +1,12 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Optimist
+import OptimistModel
+import OptimistC
+import OptimistCore
+import OptimistOpen
 import OptimistSQLite
+import OptimistModel
 
 /// The child process the crash tests kill with SIGKILL.
 ///

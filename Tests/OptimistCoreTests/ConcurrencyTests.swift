@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import OptimistCore
+@testable import OptimistModel
 
 @Suite struct ConcurrencyTests {
     @Test func manyThreadsOneStore() async throws {

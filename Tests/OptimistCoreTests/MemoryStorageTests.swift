@@ -1,5 +1,6 @@
 import Testing
 @testable import OptimistCore
+@testable import OptimistModel
 import OptimistTestSupport
 
 @Suite struct MemoryStorageTests {

@@ -1,4 +1,5 @@
 import Testing
+@testable import OptimistModel
 @testable import OptimistCore
 import OptimistTestSupport
 

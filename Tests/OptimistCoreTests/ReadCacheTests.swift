@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import OptimistCore
+@testable import OptimistModel
 import OptimistTestSupport
 
 /// The read cache behind lock-free gets: a fill that raced an invalidation is refused, a

@@ -1,5 +1,6 @@
 import Testing
 @testable import OptimistCore
+@testable import OptimistModel
 import OptimistTestSupport
 
 /// Readers never see a state that did not exist (see ``ConsistencyRun``): an in-memory store

@@ -1,5 +1,6 @@
 import Testing
 @testable import OptimistCore
+@testable import OptimistModel
 import OptimistTestSupport
 
 /// The cache of parsed records: a budget it keeps to, CLOCK's second chance, and answers

@@ -1,5 +1,6 @@
 import Testing
 @testable import OptimistCore
+@testable import OptimistModel
 
 /// The per-collection key index behind prefix scans: inserts stay O(1), scans see every live
 /// key in byte order, and a collection that is never scanned does not keep every key it ever

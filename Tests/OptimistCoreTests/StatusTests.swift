@@ -1,5 +1,6 @@
 import Testing
 @testable import OptimistCore
+@testable import OptimistModel
 
 /// Status you can see: `mutations(status:)` lists the not-yet-ended mutations as the store
 /// keeps them, and `explain` shows a record's layers folded by the rule of the visible state.

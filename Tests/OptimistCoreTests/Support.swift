@@ -1,5 +1,6 @@
 import Foundation
 @testable import OptimistCore
+@testable import OptimistModel
 @_exported import OptimistTestSupport
 
 /// Collects listener batches across threads.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import OptimistCore
+@testable import OptimistModel
 import OptimistTestSupport
 
 /// Views read without the state lock: a call's values are published whole at its end, and a

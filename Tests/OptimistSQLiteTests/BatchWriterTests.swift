@@ -1,6 +1,8 @@
 import Testing
-import Optimist
 import OptimistCore
+import OptimistOpen
+import OptimistCore
+import OptimistModel
 
 /// The writer saves mutations and records 32 to a statement (their texts in one buffer) and
 /// the rest one by one: every column of every row must come back as it was, whichever way it

@@ -2,8 +2,10 @@
 import Glibc
 #endif
 import Testing
-import Optimist
+import OptimistCore
+import OptimistOpen
 import OptimistSQLite
+import OptimistModel
 
 /// Kill -9 while big batches are being written: each batch is one transaction, so a reopened
 /// store holds the flushed mutations and then a gapless run of later ones, never part of one.

@@ -2,8 +2,10 @@
 import Glibc
 #endif
 import Testing
-import Optimist
+import OptimistCore
+import OptimistOpen
 import OptimistSQLite
+import OptimistModel
 
 /// Kill -9 at many points: whatever was flushed survives, nothing is torn, nothing is reused.
 ///

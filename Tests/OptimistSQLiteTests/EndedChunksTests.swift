@@ -3,8 +3,10 @@ import Glibc
 #endif
 import CSQLite
 import Testing
-import Optimist
+import OptimistCore
+import OptimistOpen
 import OptimistSQLite
+import OptimistModel
 
 /// Ended statuses are stored as 2-bit codes in chunks of 4,096 ids: they survive reopens
 /// across chunk boundaries and batches, files of the first layout keep theirs when migrated,

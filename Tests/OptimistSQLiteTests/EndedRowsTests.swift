@@ -1,5 +1,7 @@
 import Testing
-import Optimist
+import OptimistCore
+import OptimistModel
+import OptimistOpen
 
 /// The writer deletes a mutation's row only when an earlier batch wrote it; whether the
 /// mutation ended in the batch that would have written it or in a later one, reopen agrees.

@@ -3,8 +3,11 @@ import Glibc
 #endif
 import CSQLite
 import Testing
-import Optimist
+import OptimistCore
+import OptimistOpen
 import OptimistSQLite
+import OptimistModel
+import OptimistC
 
 /// Makes a SQLite database that is not an Optimist store.
 func makeSQLite(_ path: String, _ sql: String) {

@@ -1,5 +1,7 @@
 import Testing
-import Optimist
+import OptimistCore
+import OptimistModel
+import OptimistOpen
 
 /// Many threads mutating and flushing one file-backed store: every accepted mutation is
 /// written, in an order the store accepted, and comes back on reopen.

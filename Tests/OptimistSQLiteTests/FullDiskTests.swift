@@ -2,8 +2,11 @@
 import Glibc
 #endif
 import Testing
-import Optimist
+import OptimistCore
+import OptimistOpen
 import OptimistSQLite
+import OptimistModel
+import OptimistC
 
 /// Background writes that the disk refuses: the error is reported once by the next call,
 /// nothing flushed is lost, memory stays consistent, and a later flush retries.

@@ -1,6 +1,7 @@
 import Testing
 import OptimistTestSupport
 @testable import OptimistCore
+@testable import OptimistModel
 @testable import OptimistSQLite
 
 /// The writer inserts a batch's records in (collection, key) byte order, each exactly once.

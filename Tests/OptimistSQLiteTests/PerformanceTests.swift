@@ -1,5 +1,7 @@
 import Testing
-import Optimist
+import OptimistCore
+import OptimistModel
+import OptimistOpen
 
 /// Throughput and reopen time, printed for the record (never asserted: wall-clock limits make
 /// flaky tests). What is asserted is that the work was done right.

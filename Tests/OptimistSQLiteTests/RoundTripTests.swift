@@ -2,8 +2,10 @@
 import Glibc
 #endif
 import Testing
-import Optimist
+import OptimistCore
+import OptimistOpen
 import OptimistSQLite
+import OptimistModel
 import OptimistCore
 
 /// Everything a store keeps survives close and reopen.

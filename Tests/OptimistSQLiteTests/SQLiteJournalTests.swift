@@ -4,8 +4,11 @@ import Glibc
 import Darwin
 #endif
 import Testing
-import Optimist
+import OptimistCore
+import OptimistModel
+import OptimistOpen
 @testable import OptimistCore
+@testable import OptimistModel
 @testable import OptimistSQLite
 
 /// The journal queues a change's entries in the order the change made them, whether it copies

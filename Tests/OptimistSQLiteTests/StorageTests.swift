@@ -2,8 +2,11 @@
 import Glibc
 #endif
 import Testing
-@testable import Optimist
+@testable import OptimistCore
+import OptimistOpen
 @testable import OptimistSQLite
+@testable import OptimistModel
+import OptimistC
 import OptimistTestSupport
 import CSQLite
 import OptimistThreads

@@ -1,6 +1,9 @@
 import Testing
-import Optimist
+import OptimistCore
+import OptimistOpen
 @testable import OptimistSQLite
+import OptimistModel
+import OptimistC
 
 /// The fast decoder of stored ops agrees with the generic JSON path on everything the store
 /// writes, and damaged rows are CORRUPT either way.

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Optimist
+import OptimistCore
+import OptimistModel
+import OptimistOpen
 import CSQLite
 
 /// A fresh directory under /tmp, removed with its (flat) contents when released.

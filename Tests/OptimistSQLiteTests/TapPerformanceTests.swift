@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import Testing
-import Optimist
+import OptimistCore
+import OptimistModel
+import OptimistOpen
 
 /// The tap (mutate, then roll back at once), 100k times on a file-backed store: throughput and
 /// the file's size afterwards, printed for the record (never asserted). What is asserted is

@@ -1,6 +1,9 @@
 import Synchronization
 @testable import OptimistSync
-import Optimist
+import OptimistModel
+import OptimistCore
+import OptimistSync
+import OptimistOpen
 
 /// A protocol server in the test, as a transport: records, exactly-once outcomes by
 /// (client, id), a change log for cursors. Tests script faults on top of it (lose the answer

@@ -1,5 +1,8 @@
 import Synchronization
-import Optimist
+import OptimistCore
+import OptimistSync
+import OptimistModel
+import OptimistOpen
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,9 @@
 import Testing
 @testable import OptimistSync
-import Optimist
+import OptimistModel
+import OptimistCore
+import OptimistSync
+import OptimistOpen
 
 /// The sync's rules, driven step by step with a fake clock and an in-test server: no
 /// threads, no sleeping.

@@ -1,7 +1,10 @@
 import Testing
 import Synchronization
 @testable import OptimistSync
-import Optimist
+import OptimistModel
+import OptimistCore
+import OptimistSync
+import OptimistOpen
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import Foundation
 import Optimist
+import OptimistC
 
 /// Runs one scenario file of `Tests/Scenarios` (format in its README) through the Swift API.
 struct ScenarioRunner {

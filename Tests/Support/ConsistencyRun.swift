@@ -1,5 +1,6 @@
 import Foundation
 import OptimistCore
+import OptimistModel
 
 /// Readers beside a writer, checking at every read that what they see is a state that
 /// existed: the writer makes changes that keep invariants (a server batch sets every record

@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// Random sequences of store calls checked against ``NaiveModel`` after every step: the
 /// model-based test, shared by the in-memory and the file-backed suites.

@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 /// A deliberately naive implementation of the contract's model: it keeps `C` and the list `P`
 /// and recomputes `V = fold(P, C)` from scratch on every read.

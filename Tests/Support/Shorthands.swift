@@ -1,4 +1,5 @@
 import OptimistCore
+import OptimistModel
 
 // Shared by the test targets (the `OptimistTestSupport` target): one copy of what every
 // suite needs, instead of one per target.

@@ -1,5 +1,5 @@
 import Hummingbird
-import OptimistCore
+import OptimistModel
 
 /// Bearer tokens from `--tokens FILE` (a JSON object `{"<token>": "<user>"}`). Each user has
 /// their own space of records; without a tokens file everyone shares the space of user "".

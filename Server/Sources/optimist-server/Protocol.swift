@@ -1,4 +1,4 @@
-import OptimistCore
+import OptimistModel
 
 // The wire protocol, version 1 (docs/protocol.md): request bodies checked field by field into
 // typed requests, and answers written as canonical JSON.

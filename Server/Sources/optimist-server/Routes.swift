@@ -1,6 +1,6 @@
 import Hummingbird
 import Logging
-import OptimistCore
+import OptimistModel
 
 /// The HTTP face of the server: `POST /push`, `POST /pull`, `GET /health`. A responder of its
 /// own rather than a router: three fixed paths, and every answer (404 and 405 included) goes

@@ -1,4 +1,4 @@
-import OptimistCore
+import OptimistModel
 
 /// `--refuse` rules: a way to make a real server rejection on demand (for demos and tests of
 /// a client's rejection path). `COLL` matches every key of a collection, `COLL/PREFIX` the keys

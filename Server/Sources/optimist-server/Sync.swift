@@ -1,4 +1,4 @@
-import OptimistCore
+import OptimistModel
 
 /// The push and pull algorithms of the protocol, written once over ``Storage`` so that SQLite
 /// and PostgreSQL answer alike.

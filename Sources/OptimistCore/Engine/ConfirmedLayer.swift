@@ -1,3 +1,4 @@
+import OptimistModel
 /// A big server change's confirmed records, published over the storage in one step.
 ///
 /// A batch of thousands of records cannot be written into the storage in the moment readers

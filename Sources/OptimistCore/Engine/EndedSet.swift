@@ -1,3 +1,4 @@
+import OptimistModel
 /// How each ended mutation ended, two bits per id, in pages of 4,096 ids made as ids end in
 /// them. Ids are dense and increasing, so a million ended mutations take about 250 KB where a
 /// dictionary would take tens of MB; and memory follows the ids that ended, not the highest

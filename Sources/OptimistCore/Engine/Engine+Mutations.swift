@@ -1,3 +1,4 @@
+import OptimistModel
 extension Engine {
     func mutate(_ ops: [Op], dedupeKey: String?, policy: FailurePolicy) throws(OptimistError) -> MutationID {
         guard !ops.isEmpty else { throw .misuse("a mutation needs at least one op") }

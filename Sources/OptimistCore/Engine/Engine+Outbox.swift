@@ -1,3 +1,4 @@
+import OptimistModel
 extension Engine {
     func removeDue(_ r: MutationRecord) {
         let e = DueEntry(r)

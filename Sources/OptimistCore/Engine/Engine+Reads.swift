@@ -1,3 +1,4 @@
+import OptimistModel
 extension Engine {
     func get(_ collection: Key, _ key: Key) throws(OptimistError) -> Record? {
         if let c = collections[collection] { return try readVisible(c, key) }

@@ -1,3 +1,4 @@
+import OptimistModel
 /// What a persistence layer loads to reopen a store: everything but the confirmed records,
 /// which stay in the storage (a store file reads them on demand), so loading costs
 /// O(pending mutations), not O(records).

@@ -1,3 +1,4 @@
+import OptimistModel
 // A server batch applied in stages, so that readers never wait for it (see ``ConfirmedLayer``
 // and ``Store``'s locking): the batch's records are read and built while only the writers'
 // lock is held, published in one short step under the state lock, then moved into the

@@ -1,3 +1,4 @@
+import OptimistModel
 extension Engine {
     /// The live mutations (all, or those of one status), in id order.
     func liveMutations(status: MutationStatus?) -> [MutationRecord] {

@@ -1,3 +1,4 @@
+import OptimistModel
 /// What a server said of one pushed mutation.
 public enum PushOutcome: Sendable, Equatable {
     /// Applied. `ops`: the server's canonical result (absolute ops) for the confirmed state;

@@ -1,3 +1,4 @@
+import OptimistModel
 /// One collection's pending overlay: for each key a live mutation touches, the chain of those
 /// mutations in order and the key's visible value `V` (nil: deleted), recomputed from the chain
 /// and the confirmed record alone. Every other key's `V` is its confirmed record, which lives in

@@ -1,3 +1,4 @@
+import OptimistModel
 /// A key range loaded from the authority at a time (ms): keys `from...to`, both inclusive.
 public struct LoadedRange: Sendable, Equatable {
     public var from: Key

@@ -1,3 +1,4 @@
+import OptimistModel
 /// Live mutations a store file reads as the store restores itself (see
 /// ``StoreSnapshot/stream``), in two halves that run on two threads at once: reading the rows
 /// (``readRows(into:limit:)``, on the thread that also folds them into the engine) and parsing

@@ -1,3 +1,4 @@
+import OptimistModel
 /// The live mutations touching one key, oldest first.
 ///
 /// Most keys have at most one, so the first id is kept inline: a mutate on a quiet key

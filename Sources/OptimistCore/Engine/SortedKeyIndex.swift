@@ -1,3 +1,4 @@
+import OptimistModel
 /// The keys of one collection in byte order, for prefix scans.
 ///
 /// Inserts must stay O(1) whatever the collection's size, so new keys wait in an unsorted

@@ -1,3 +1,4 @@
+import OptimistModel
 /// What a view aggregates.
 public enum ViewKind: Sendable, Equatable {
     /// The number of visible records.

@@ -1,3 +1,4 @@
+import OptimistModel
 /// Where a store keeps its confirmed records `C`: the storage port.
 ///
 /// The engine holds only what is pending in memory (each touched key's chain and visible

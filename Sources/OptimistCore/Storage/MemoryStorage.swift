@@ -1,3 +1,4 @@
+import OptimistModel
 /// The confirmed records of an in-memory store, compact: each record as its JSON bytes
 /// (members in no particular order) in one byte arena per collection, found through a hash index of 8-byte slots, with
 /// a bounded cache of parsed records in front.

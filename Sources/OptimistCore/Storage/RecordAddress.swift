@@ -1,3 +1,4 @@
+import OptimistModel
 /// A record's address: its collection and key.
 package struct RecordAddress: Hashable, Sendable {
     package var collection: Key

@@ -1,3 +1,4 @@
+import OptimistModel
 /// Parsed confirmed records kept in memory, bounded by an estimate of their heap bytes.
 ///
 /// Eviction is CLOCK (second chance): entries sit in a ring; a hit sets the entry's

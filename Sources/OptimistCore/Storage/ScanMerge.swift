@@ -1,3 +1,4 @@
+import OptimistModel
 /// A range of stored rows with newer values for some of its keys laid over them: what a store
 /// file's scan does with the records its writer has not written yet, and what the engine does
 /// with a published ``ConfirmedLayer`` over the storage's rows.

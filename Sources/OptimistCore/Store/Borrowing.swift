@@ -1,3 +1,4 @@
+import OptimistModel
 extension Unmanaged {
     /// Runs `body` with the instance, not retained, for a caller that knows what keeps it
     /// alive for the call (and says so where it calls this): a store behind its C handle, the

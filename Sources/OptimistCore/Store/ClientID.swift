@@ -1,3 +1,4 @@
+import OptimistModel
 /// A random (version 4) UUID in its usual lowercase text form.
 public func makeClientID() -> String {
     var g = SystemRandomNumberGenerator()

@@ -1,3 +1,4 @@
+import OptimistModel
 /// Where a store sends what changed, for a persistence layer to write in the background.
 ///
 /// `append` is called with the store's lock held, in the order the changes happened, so it
@@ -27,4 +28,19 @@ extension JournalSink {
         // through the general range replacement, which cost a tap 1% more.
         while entries.popLast() != nil {}
     }
+}
+
+/// What changed in a store, in order, for a persistence layer: confirmed records, live
+/// mutations (written whole on every change), ended mutations, loaded ranges and the sync
+/// cursor.
+public enum JournalEntry: Sendable {
+    case confirmed(collection: Key, key: Key, value: Record?)
+    case mutation(MutationRecord)
+    case ended(id: MutationID, status: MutationStatus)
+    case loaded(collection: Key, from: Key, to: Key, at: Int64)
+    /// The sync's pull cursor (opaque, from the server), written with the pull it ends.
+    case syncCursor(String?)
+    /// A view's definition and confirmed value (after `defineView`, and after a call that
+    /// changed its confirmed value).
+    case view(ViewDefinition)
 }

@@ -1,3 +1,4 @@
+import OptimistModel
 /// Status you can see: what is waiting to be sent, and why a record shows what it shows.
 extension Store {
     /// The not-yet-ended mutations, in id order: all of them, or those with `status`

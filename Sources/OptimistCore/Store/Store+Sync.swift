@@ -1,3 +1,4 @@
+import OptimistModel
 /// The store calls the sync makes: each step is one atomic store call.
 extension Store {
     /// See ``Engine/requeueInflight()``.

@@ -1,3 +1,4 @@
+import OptimistModel
 import OptimistThreads
 import Synchronization
 

@@ -63,18 +63,3 @@ public struct Change: Sendable, Equatable {
         self.init(collection: collection, key: key, value: value, status: pending ? .pending : .confirmed, cause: cause)
     }
 }
-
-/// What changed in a store, in order, for a persistence layer: confirmed records, live
-/// mutations (written whole on every change), ended mutations, loaded ranges and the sync
-/// cursor.
-public enum JournalEntry: Sendable {
-    case confirmed(collection: Key, key: Key, value: Record?)
-    case mutation(MutationRecord)
-    case ended(id: MutationID, status: MutationStatus)
-    case loaded(collection: Key, from: Key, to: Key, at: Int64)
-    /// The sync's pull cursor (opaque, from the server), written with the pull it ends.
-    case syncCursor(String?)
-    /// A view's definition and confirmed value (after `defineView`, and after a call that
-    /// changed its confirmed value).
-    case view(ViewDefinition)
-}

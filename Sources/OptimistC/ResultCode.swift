@@ -1,4 +1,5 @@
-internal import COptimist
+import COptimist
+import OptimistModel
 
 extension OptimistError {
     /// The C result code of this error (`OPTIMIST_MISUSE` ...), as Include/optimist.h defines

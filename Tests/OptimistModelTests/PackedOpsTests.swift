@@ -1,5 +1,5 @@
 import Testing
-@testable import OptimistCore
+@testable import OptimistModel
 import OptimistTestSupport
 
 /// The packed form of a saved mutation's ops (``PackedOps``): what goes in comes back, and

@@ -1,6 +1,6 @@
 import Testing
 import OptimistTestSupport
-@testable import OptimistCore
+@testable import OptimistModel
 
 /// A key's ordering head (its first 16 bytes as two integers, which the store file's writer
 /// sorts by) agrees with the keys' byte order wherever two heads differ, and ties only keys

@@ -1,5 +1,5 @@
 import Testing
-@testable import OptimistCore
+@testable import OptimistModel
 
 /// Strings built from their bytes (``SmallString``, used by the JSON parser and the C
 /// boundary) behave exactly like the standard library's: same text, count, equality, hash and

@@ -1,3 +1,5 @@
+import OptimistCore
+import OptimistModel
 import OptimistSQLite
 
 /// Opening stores: in memory, or on a SQLite file.

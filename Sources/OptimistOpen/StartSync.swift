@@ -1,6 +1,10 @@
-@_exported import OptimistSync
+import OptimistCore
+import OptimistModel
+import OptimistSync
+
 import OptimistCurl
 import OptimistThreads
+
 
 extension Store {
     /// Starts the store's sync: it pushes the outbox and pulls the server's changes by itself,

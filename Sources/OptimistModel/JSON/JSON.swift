@@ -61,11 +61,11 @@ extension JSON {
     }
 }
 
-extension Dictionary where Key == OptimistCore.Key, Value == JSON {
+extension Dictionary where Key == OptimistModel.Key, Value == JSON {
     /// True when `a` and `b` are the same dictionary (one storage, so equal), or both nil;
     /// false may still be equal. One comparison, for a check on every write: `==` compares
     /// members when the storages differ.
-    @inline(__always) static func sameStorage(_ a: Record?, _ b: Record?) -> Bool {
+    @inlinable @inline(__always) package static func sameStorage(_ a: Record?, _ b: Record?) -> Bool {
         // An optional dictionary is one storage reference (nil: zero) on every platform
         // Swift runs on; anything else and the answer is "maybe not", which is always safe.
         guard MemoryLayout<Record?>.size == MemoryLayout<UInt>.size else { return false }

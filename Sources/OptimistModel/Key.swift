@@ -7,7 +7,7 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
     /// A hash of the bytes (``hash(_:)``), computed once: a key is hashed several times per
     /// mutation, and hashing a short cached integer is several times cheaper than hashing the
     /// bytes again.
-    @usableFromInline let bytesHash: UInt64
+    @usableFromInline package let bytesHash: UInt64
 
     @inlinable public init(_ string: String) {
         var s = string
@@ -56,7 +56,7 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
     /// member name. Most are short ASCII strings, kept inline in the string's two words; their
     /// byte hash is taken from those words (``hash(words:count:)``), without the `withUTF8`
     /// call and the pass over the bytes of `init(_:)`.
-    @inline(__always) static func field(_ name: String) -> Key {
+    @inline(__always) package static func field(_ name: String) -> Key {
         if let (w, count) = SmallString.asciiBits(name) { return Key(name, bytesHash: hash(words: w, count: count)) }
         return Key(name)
     }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-@testable import OptimistCore
+@testable import OptimistModel
 import OptimistTestSupport
 
 @Suite struct JSONTests {
