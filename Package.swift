@@ -22,6 +22,9 @@ let package = Package(
         // The model alone (keys, records and JSON, ops): the reference server in Server/ applies
         // ops with this code, so server and client never disagree on what an op means.
         .library(name: "OptimistModel", targets: ["OptimistModel"]),
+        // The wire protocol, written once: the sync sends and checks with it, the reference
+        // server checks and answers with it.
+        .library(name: "OptimistProtocol", targets: ["OptimistProtocol"]),
     ],
     targets: [
         // The layers, bottom up. Tests/Layering/layers.txt writes the allowed imports down once;
@@ -37,11 +40,14 @@ let package = Package(
         // The engine (confirmed state behind a storage port, pending chains, outbox, views,
         // subscriptions, freshness) and `Store` (threads, locks, publication). No I/O.
         .target(name: "OptimistCore", dependencies: ["OptimistModel", "OptimistThreads"], swiftSettings: unchecked),
+        // The wire protocol: typed push and pull messages, each with its encoding and its checked
+        // decoding, for the client's sync and the server alike.
+        .target(name: "OptimistProtocol", dependencies: ["OptimistModel"], swiftSettings: unchecked),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Store files: the background writer, the loader, the file format (also read by the CLI).
         .target(name: "OptimistSQLite", dependencies: ["OptimistModel", "OptimistCore", "OptimistThreads", "CSQLite"], swiftSettings: unchecked),
-        // The sync: the wire protocol and its schedule, over a transport port.
-        .target(name: "OptimistSync", dependencies: ["OptimistModel", "OptimistCore", "OptimistThreads"], swiftSettings: unchecked),
+        // The sync: its schedule and thread, over a transport port.
+        .target(name: "OptimistSync", dependencies: ["OptimistModel", "OptimistProtocol", "OptimistCore", "OptimistThreads"], swiftSettings: unchecked),
         // The built-in HTTP transport (the system libcurl).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "OptimistCurl", dependencies: ["OptimistModel", "OptimistSync", "CCurl"], swiftSettings: unchecked),
@@ -75,9 +81,10 @@ let package = Package(
         // and the model-based run.
         .target(name: "OptimistTestSupport", dependencies: ["OptimistModel", "OptimistCore"], path: "Tests/Support"),
         .testTarget(name: "OptimistModelTests", dependencies: ["OptimistModel", "OptimistTestSupport"]),
+        .testTarget(name: "OptimistProtocolTests", dependencies: ["OptimistModel", "OptimistProtocol"]),
         .testTarget(name: "OptimistCoreTests", dependencies: ["OptimistModel", "OptimistCore", "OptimistTestSupport"]),
         .testTarget(name: "OptimistSQLiteTests", dependencies: ["OptimistModel", "OptimistCore", "OptimistSQLite", "OptimistOpen", "OptimistC", "OptimistTestSupport", "OptimistThreads", "CSQLite"]),
-        .testTarget(name: "OptimistSyncTests", dependencies: ["OptimistModel", "OptimistCore", "OptimistSync", "OptimistOpen", "OptimistThreads"]),
+        .testTarget(name: "OptimistSyncTests", dependencies: ["OptimistModel", "OptimistProtocol", "OptimistCore", "OptimistSync", "OptimistOpen", "OptimistThreads"]),
         .testTarget(name: "OptimistTests", dependencies: ["Optimist", "OptimistModel", "OptimistCore", "OptimistFoundation", "OptimistC", "OptimistTestSupport"]),
         .testTarget(name: "OptimistCTests", dependencies: ["OptimistC", "OptimistModel", "COptimist"]),
     ],

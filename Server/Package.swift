@@ -3,7 +3,8 @@ import PackageDescription
 
 // The reference sync server lives in its own package so that apps using the library never
 // resolve a server's dependencies (HTTP, PostgreSQL). It applies ops with the root package's
-// OptimistModel, so server and client agree on what every op means.
+// OptimistModel and speaks the root package's OptimistProtocol, so server and client agree on
+// what every op and every message means.
 // A path dependency's identity is its folder's name, lowercased: the checkout's own name
 // (main, optimist, a CI clone's folder ...), not a fixed one.
 let rootPackage = Context.packageDirectory.split(separator: "/").dropLast().last.map { $0.lowercased() } ?? "optimist"
@@ -30,6 +31,7 @@ let package = Package(
             name: "optimist-server",
             dependencies: [
                 .product(name: "OptimistModel", package: rootPackage),
+                .product(name: "OptimistProtocol", package: rootPackage),
                 "CServerSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

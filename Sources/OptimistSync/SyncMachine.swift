@@ -1,5 +1,6 @@
 import OptimistCore
 import OptimistModel
+import OptimistProtocol
 
 /// The sync's rules, one step at a time, with time passed in: no threads and no clock of its
 /// own, so tests drive it deterministically with a scripted transport. ``SyncRunner`` runs it
@@ -138,7 +139,7 @@ package final class SyncMachine {
         willExchange?()
         let ids = batch.map(\.id)
         for id in ids { maybeSent.insert(id) }
-        let reply = send(.push, WireProtocol.pushBody(clientID: clientID, batch), cancelled)
+        let reply = send(.push, PushRequest(clientID: clientID, mutations: batch.map { PushedMutation(id: $0.id, retry: $0.retry, ops: $0.ops) }).encoded(), cancelled)
         let later = now  // failures back off from the time the step began
         func giveBack() { try? store.syncUnsend(ids) }
         switch reply {
@@ -154,10 +155,10 @@ package final class SyncMachine {
                 httpFailure("push", status, body, retryAfter, now: later)
                 return
             }
-            let results: [(id: MutationID, outcome: PushOutcome)]
-            do throws(WireProtocol.Violation) {
+            let results: [PushResult]
+            do throws(ProtocolViolation) {
                 try checkSize(body)
-                results = try WireProtocol.pushResults(body, sent: ids)
+                results = try PushReply.decode(body, sent: ids).results
             } catch {
                 giveBack()
                 fail(.error, "push: \(error.message)", now: later, retryAfterMs: nil)
@@ -201,7 +202,7 @@ package final class SyncMachine {
             if retries.count == options.maxUnacked { break }
         }
         let unacked = retries.keys.sorted()
-        let body = WireProtocol.pullBody(clientID: clientID, cursor: try store.syncCursor(), unacked: unacked)
+        let body = PullRequest(clientID: clientID, cursor: try store.syncCursor(), unacked: unacked).encoded()
         switch send(.pull, body, cancelled) {
         case .unreachable(let why):
             fail(.offline, "pull: \(why)", now: now, retryAfterMs: nil)
@@ -210,20 +211,20 @@ package final class SyncMachine {
                 httpFailure("pull", status, body, retryAfter, now: now)
                 return
             }
-            let reply: WireProtocol.Pull
-            do throws(WireProtocol.Violation) {
+            let reply: PullReply
+            do throws(ProtocolViolation) {
                 try checkSize(body)
-                reply = try WireProtocol.pull(body)
+                reply = try PullReply.decode(body)
             } catch {
                 fail(.error, "pull: \(error.message)", now: now, retryAfterMs: nil)
                 return
             }
             // Only outcomes of ids we asked about, and not of an earlier send than the one
             // queued now (a retried mutation's old rejection says nothing of its new try).
-            let outcomes = reply.outcomes.compactMap { o -> (id: MutationID, outcome: PulledOutcome)? in
-                guard let current = retries[o.id] else { return nil }
-                if let r = o.retry, r < current { return nil }
-                return (o.id, o.outcome)
+            let outcomes = reply.outcomes.filter { o in
+                guard let current = retries[o.id] else { return false }
+                if let r = o.retry, r < current { return false }
+                return true
             }
             do {
                 try store.syncApplyPull(changes: reply.changes, outcomes: outcomes, cursor: reply.cursor)
@@ -246,9 +247,9 @@ package final class SyncMachine {
 
     // MARK: Failures
 
-    private func checkSize(_ body: String) throws(WireProtocol.Violation) {
+    private func checkSize(_ body: String) throws(ProtocolViolation) {
         guard body.utf8.count <= options.maxResponseBytes else {
-            throw WireProtocol.Violation("the reply has \(body.utf8.count) bytes, over the limit of \(options.maxResponseBytes)")
+            throw ProtocolViolation("the reply has \(body.utf8.count) bytes, over the limit of \(options.maxResponseBytes)")
         }
     }
 

@@ -1,5 +1,6 @@
-"""A small pure-Python reference implementation of CONTRACT §1, written from the contract
-(not from the library), for the stateful test.
+"""A small pure-Python reference implementation of the model described in docs/concepts.md
+(the three states C, P and V, mutations and ops, ending a mutation, statuses, rebasing,
+freshness), written from that description (not from the library), for the stateful test.
 
 It keeps the confirmed dict ``C`` and the list of not-yet-ended mutations ``P`` and computes
 the visible state from scratch every time, as ``V = fold(P, C)`` with the re-application rule

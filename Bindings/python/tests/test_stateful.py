@@ -1,5 +1,5 @@
 """Stateful property test: random sequences of store calls, compared after every step with
-the pure-Python reference implementation of CONTRACT §1 in ``reference.py``.
+the pure-Python reference implementation of the model of docs/concepts.md in ``reference.py``.
 
 Checked after each step: every record's visible and confirmed value and pending flag, prefix
 scans in byte order, the pending count, every mutation's status, two views, freshness
@@ -236,7 +236,7 @@ class StoreVersusReference(RuleBasedStateMachine):
     @invariant()
     def status_you_can_see(self) -> None:
         """``mutations()`` lists the model's not-ended mutations as it keeps them, in id
-        order, and ``explain`` folds each record's layers as the model does (CONTRACT §6)."""
+        order, and ``explain`` folds each record's layers as the model does (docs/status.md)."""
         got = self.store.mutations()
         assert [m["id"] for m in got] == [m.id for m in self.ref.P]
         for g, m in zip(got, self.ref.P):

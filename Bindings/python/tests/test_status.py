@@ -1,5 +1,5 @@
-"""Status you can see (CONTRACT §6): ``store.mutations(status=None)`` and
-``store.explain(coll, key)`` with the contract's names and shapes, on memory and file stores,
+"""Status you can see (docs/status.md): ``store.mutations(status=None)`` and
+``store.explain(coll, key)`` with the names and shapes docs/status.md gives, on memory and file stores,
 and their errors. The same calls are checked against the reference model in
 test_stateful.py."""
 
@@ -15,7 +15,7 @@ KEYS = {"id", "status", "ops", "attempts", "last_error", "next_attempt_ms", "cre
         "retry"}
 
 
-def test_contract_names():
+def test_documented_names():
     assert str(inspect.signature(optimist.Store.mutations)).startswith("(self, status")
     assert inspect.signature(optimist.Store.mutations).parameters["status"].default is None
     assert [p for p in inspect.signature(optimist.Store.explain).parameters] == ["self", "coll", "key"]

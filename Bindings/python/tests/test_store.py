@@ -1,4 +1,4 @@
-"""Every Store method, through the Pythonic API (CONTRACT §3)."""
+"""Every Store method, through the Pythonic API (Bindings/python/README.md, docs/python-guide.md)."""
 
 import uuid
 

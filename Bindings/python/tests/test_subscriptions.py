@@ -225,18 +225,18 @@ def test_nested_callback_exception(store):
 
 def test_exception_with_no_frame_is_logged(caplog):
     """A delivery outside any store call (not something the library does) is logged."""
-    from optimist import _subscriptions as subs
+    from optimist import _callbacks as callbacks
 
     def bad(changes):
         raise RuntimeError("orphan")
 
-    token = subs.register(bad)
+    token = callbacks.register(bad)
     try:
         with caplog.at_level(logging.ERROR, logger="optimist"):
-            subs._deliver(token, None, 0)
+            callbacks._deliver(token, None, 0)
         assert "subscription callback" in caplog.text and "orphan" in caplog.text
     finally:
-        subs.unregister(token)
+        callbacks.unregister(token)
 
 
 def test_close_ends_subscriptions():

@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import OptimistModel
+import OptimistProtocol
 
 /// The HTTP face of the server: `POST /push`, `POST /pull`, `GET /health`. A responder of its
 /// own rather than a router: three fixed paths, and every answer (404 and 405 included) goes
@@ -72,16 +73,18 @@ struct SyncResponder: HTTPResponder {
         }
         do {
             if push {
-                let req = try WireDecoding.push(parsed)
+                let req: PushRequest
+                do throws(ProtocolViolation) { req = try PushRequest.decode(parsed) } catch { throw BadRequest(error) }
                 clientID = req.clientID
                 let results = try await sync.push(user: user, req)
-                return json(.ok, WireEncoding.push(results))
+                return json(.ok, PushReply(results: results).encoded())
             } else {
-                let req = try WireDecoding.pull(parsed)
+                let req: PullRequest
+                do throws(ProtocolViolation) { req = try PullRequest.decode(parsed) } catch { throw BadRequest(error) }
                 clientID = req.clientID
                 let answer = try await sync.pull(user: user, req)
                 return Response(status: .ok, headers: [.contentType: "application/json"],
-                                body: .init(byteBuffer: ByteBuffer(bytes: WireEncoding.pull(answer))))
+                                body: .init(byteBuffer: ByteBuffer(bytes: answer.encoded())))
             }
         } catch let error as BadRequest {
             return failure(.badRequest, error.message)
@@ -124,7 +127,7 @@ struct SyncResponder: HTTPResponder {
     }
 
     private func failure(_ status: HTTPResponse.Status, _ message: String, retryAfter: Bool = false) -> Response {
-        var response = json(status, WireEncoding.error(message))
+        var response = json(status, WireProtocol.errorBody(message))
         if retryAfter { response.headers[.retryAfter] = "1" }
         return response
     }

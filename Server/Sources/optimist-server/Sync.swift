@@ -1,4 +1,5 @@
 import OptimistModel
+import OptimistProtocol
 
 /// The push and pull algorithms of the protocol, written once over ``Storage`` so that SQLite
 /// and PostgreSQL answer alike.
@@ -14,7 +15,7 @@ struct SyncService: Sendable {
         let rules = self.rules
         return try await storage.write { tx in
             var session = try await PushSession(tx: tx, user: user, clientID: request.clientID, rules: rules,
-                                                ids: request.mutations.map(\.id))
+                                                ids: request.mutations.map(\.storedID))
             var results = [PushResult]()
             results.reserveCapacity(request.mutations.count)
             for m in request.mutations { results.append(try await session.handle(m)) }
@@ -30,7 +31,7 @@ struct SyncService: Sendable {
             let spaceSeq = try await tx.spaceSeq(user: user)
             // A cursor past the space's seq was not issued by this database (it was reset or
             // replaced): start over rather than wait for ever for seqs that will not come.
-            var from = request.cursor ?? 0
+            var from = try request.seqCursor() ?? 0
             if from > spaceSeq { from = 0 }
             let rows = try await tx.changes(user: user, after: from, limit: pageSize + 1)
             if rows.count > pageSize {
@@ -47,19 +48,12 @@ struct SyncService: Sendable {
             // The last page: the client now holds everything up to spaceSeq, so outcomes of
             // its unacked mutations (whose effects are included) can be told safely.
             var seen = Set<Int64>()
-            let ids = request.unacked.filter { seen.insert($0).inserted }
+            let ids = request.unacked.map { Int64($0) }.filter { seen.insert($0).inserted }
             let outcomes = ids.isEmpty ? [] : try await tx.outcomes(user: user, clientID: request.clientID, ids: ids)
             return PullAnswer(cursor: spaceSeq, more: false, changes: rows,
                               outcomes: outcomes.sorted { $0.mutationID < $1.mutationID })
         }
     }
-}
-
-/// One answer of a push.
-enum PushResult: Sendable {
-    /// Applied (now or before): the absolute ops of the records it touched, as they are now.
-    case ok(id: Int64, ops: [Op])
-    case rejected(id: Int64, error: String)
 }
 
 struct PullAnswer: Sendable {
@@ -114,37 +108,41 @@ private struct PushSession {
         if seq != startSeq { try await tx.setSpaceSeq(user: user, seq: seq) }
     }
 
-    mutating func handle(_ m: WireMutation) async throws -> PushResult {
-        if let done = recorded[m.id] {
+    /// One mutation's answer: applied (now or before), with the absolute ops of the records it
+    /// touched as they are now; or rejected.
+    mutating func handle(_ m: PushedMutation) async throws -> PushResult {
+        if let done = recorded[m.storedID] {
             switch done.status {
             case .ok:
                 // Exactly once: answer again, with the records as they are now, so a late
                 // duplicate answer never moves the client's confirmed state back in time.
-                return .ok(id: m.id, ops: try await currentOps(touchedBy: m.ops))
-            case .rejected where m.retry <= done.retry:
-                return .rejected(id: m.id, error: done.error ?? "rejected")
+                return PushResult(id: m.id, outcome: .ok(ops: try await currentOps(touchedBy: m.ops)))
+            case .rejected where m.storedRetry <= done.retry:
+                return PushResult(id: m.id, outcome: .rejected(error: done.error ?? "rejected"))
             case .rejected:
                 break  // the user retried a failed change: process it again
             }
         }
         let result = try await process(m)
         let outcome: StoredOutcome
-        switch result {
-        case .ok: outcome = StoredOutcome(mutationID: m.id, status: .ok, retry: m.retry, error: nil, seq: seq)
-        case .rejected(_, let error): outcome = StoredOutcome(mutationID: m.id, status: .rejected, retry: m.retry, error: error, seq: seq)
+        switch result.outcome {
+        case .rejected(let error):
+            outcome = StoredOutcome(mutationID: m.storedID, status: .rejected, retry: m.storedRetry, error: error, seq: seq)
+        case .ok, .retry:  // process answers ok or rejected
+            outcome = StoredOutcome(mutationID: m.storedID, status: .ok, retry: m.storedRetry, error: nil, seq: seq)
         }
         try await tx.saveOutcome(user: user, clientID: clientID, outcome)
-        recorded[m.id] = outcome
+        recorded[m.storedID] = outcome
         return result
     }
 
-    private mutating func process(_ m: WireMutation) async throws -> PushResult {
+    private mutating func process(_ m: PushedMutation) async throws -> PushResult {
         if let refusal = rules.refusal(for: m.ops) {
-            return .rejected(id: m.id, error: "refused by rule: \(refusal)")
+            return PushResult(id: m.id, outcome: .rejected(error: "refused by rule: \(refusal)"))
         }
         // PostgreSQL text cannot hold U+0000; refuse such names in every store alike.
         if m.ops.contains(where: { $0.collection.string.utf8.contains(0) || $0.key.string.utf8.contains(0) }) {
-            return .rejected(id: m.id, error: "coll and key must not contain U+0000")
+            return PushResult(id: m.id, outcome: .rejected(error: "coll and key must not contain U+0000"))
         }
         // Evaluate every op first (later ops see earlier ones); write only if all apply.
         var working: [RecordID: Record?] = [:]
@@ -160,7 +158,7 @@ private struct PushSession {
             }
             switch op.apply(to: current) {
             case .success(let new): working[id] = .some(new)
-            case .failure(let error): return .rejected(id: m.id, error: error.message)
+            case .failure(let error): return PushResult(id: m.id, outcome: .rejected(error: error.message))
             }
         }
         let writeSeq = seq + 1
@@ -179,7 +177,7 @@ private struct PushSession {
             wrote = true
         }
         if wrote { seq = writeSeq }
-        return .ok(id: m.id, ops: order.map { absoluteOp($0, cache[$0]!.value) })
+        return PushResult(id: m.id, outcome: .ok(ops: order.map { absoluteOp($0, cache[$0]!.value) }))
     }
 
     private mutating func currentOps(touchedBy ops: [Op]) async throws -> [Op] {

@@ -1,37 +1,4 @@
 import OptimistModel
-/// What a server said of one pushed mutation.
-public enum PushOutcome: Sendable, Equatable {
-    /// Applied. `ops`: the server's canonical result (absolute ops) for the confirmed state;
-    /// nil: fold the mutation's own ops. `renames`: records the server gave its own keys.
-    case ok(ops: [Op]?, renames: [KeyRename] = [])
-    /// Refused for good: the mutation's policy decides; `error` becomes its last error.
-    case rejected(error: String)
-    /// Refused for now: back to pending, due again after `afterMs` (nil: the retry policy's
-    /// backoff); the attempt counts towards the retry limit.
-    case retry(afterMs: Int64?, error: String?)
-}
-
-/// A record created under a temporary client key that the server stored under its own key.
-public struct KeyRename: Sendable, Equatable {
-    public var collection: Key
-    public var from: Key
-    public var to: Key
-
-    public init(collection: Key, from: Key, to: Key) {
-        self.collection = collection
-        self.from = from
-        self.to = to
-    }
-}
-
-/// What a pull reports of a mutation this client sent but never heard back about.
-public enum PulledOutcome: Sendable, Equatable {
-    /// Applied: its effect is in the pulled changes.
-    case ok
-    /// Refused for good.
-    case rejected(error: String)
-}
-
 /// How many not-yet-ended mutations are in each status, and when the next pending one is due.
 public struct OutboxCounts: Sendable, Equatable {
     public var pending = 0
@@ -77,9 +44,10 @@ extension Engine {
     }
 
     /// Applies a push's answers (ids already checked to be inflight, in the order sent).
-    func settlePush(_ results: [(id: MutationID, outcome: PushOutcome)], now: Int64) throws(OptimistError) {
+    func settlePush(_ results: [PushResult], now: Int64) throws(OptimistError) {
         // Every record the answers can touch, read before anything changes.
-        for (id, outcome) in results {
+        for result in results {
+            let id = result.id, outcome = result.outcome
             guard let m = live[MutationKey(id)] else { continue }
             try prefetch(m.touched)
             if case .ok(let ops, let renames) = outcome {
@@ -89,7 +57,8 @@ extension Engine {
                 }
             }
         }
-        for (id, outcome) in results {
+        for result in results {
+            let id = result.id, outcome = result.outcome
             guard let m = live[MutationKey(id)], m.record.status == .inflight else { continue }
             switch outcome {
             case .ok(let ops, let renames):
@@ -168,7 +137,7 @@ extension Engine {
     /// Applies one pull as one step: `changes` into the confirmed state, the outcomes' mutations
     /// ended as the server decided without folding their ops again (their effect is in
     /// `changes`), pending mutations re-applied on top, the new cursor recorded.
-    func applyPull(changes: [Op], outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?) throws(OptimistError) {
+    func applyPull(changes: [Op], outcomes: [PullOutcome], cursor: String?) throws(OptimistError) {
         cause = .server
         try prefetchPullOutcomes(outcomes)
         try serverApply(changes)
@@ -176,14 +145,15 @@ extension Engine {
     }
 
     /// Reads the records of the mutations a pull settles, before the pull changes anything.
-    func prefetchPullOutcomes(_ outcomes: [(id: MutationID, outcome: PulledOutcome)]) throws(OptimistError) {
-        for (id, _) in outcomes { if let m = live[MutationKey(id)] { try prefetch(m.touched) } }
+    func prefetchPullOutcomes(_ outcomes: [PullOutcome]) throws(OptimistError) {
+        for o in outcomes { if let m = live[MutationKey(o.id)] { try prefetch(m.touched) } }
     }
 
     /// A pull's second half, once its changes are confirmed: the mutations it settles, and
     /// its cursor.
-    func applyPullOutcomes(_ outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?) {
-        for (id, outcome) in outcomes {
+    func applyPullOutcomes(_ outcomes: [PullOutcome], cursor: String?) {
+        for o in outcomes {
+            let id = o.id, outcome = o.outcome
             guard let m = live[MutationKey(id)], m.record.status != .inflight else { continue }
             switch outcome {
             case .ok:

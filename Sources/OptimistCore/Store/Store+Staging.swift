@@ -15,7 +15,7 @@ extension Store {
     /// cursor) made in stages; see ``Store``'s locking and ``ConfirmedLayer``. All or
     /// nothing as an ordinary change is: a failed read or an op that cannot apply throws
     /// before anything is published.
-    func changeStaged(_ ops: [Op], outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?) throws(OptimistError) {
+    func changeStaged(_ ops: [Op], outcomes: [PullOutcome], cursor: String?) throws(OptimistError) {
         let (delivery, fault) = try writers.locked { () throws(OptimistError) -> (Delivery, OptimistError?) in
             try stagedLocked(ops, outcomes: outcomes, cursor: cursor)
         }
@@ -33,7 +33,7 @@ extension Store {
     }
 
     /// ``changeStaged(_:outcomes:cursor:)`` under the writers' lock.
-    private func stagedLocked(_ ops: [Op], outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?)
+    private func stagedLocked(_ ops: [Op], outcomes: [PullOutcome], cursor: String?)
         throws(OptimistError) -> (Delivery, OptimistError?) {
         // 1. Plan: checks as any change makes, the collections made, the records to read.
         let e = unlockedEngine

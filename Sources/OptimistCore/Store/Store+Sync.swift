@@ -12,7 +12,7 @@ extension Store {
     }
 
     /// Applies a push's answers.
-    package func syncSettle(_ results: [(id: MutationID, outcome: PushOutcome)], now: Int64) throws(OptimistError) {
+    package func syncSettle(_ results: [PushResult], now: Int64) throws(OptimistError) {
         try change(.commit) { e throws(OptimistError) in try e.settlePush(results, now: now) }
     }
 
@@ -23,7 +23,7 @@ extension Store {
     }
 
     /// Applies one pull atomically (see ``Engine/applyPull(changes:outcomes:cursor:)``).
-    package func syncApplyPull(changes: [Op], outcomes: [(id: MutationID, outcome: PulledOutcome)], cursor: String?) throws(OptimistError) {
+    package func syncApplyPull(changes: [Op], outcomes: [PullOutcome], cursor: String?) throws(OptimistError) {
         if changes.count >= stagingThreshold { return try changeStaged(changes, outcomes: outcomes, cursor: cursor) }
         try change(.server) { e throws(OptimistError) in try e.applyPull(changes: changes, outcomes: outcomes, cursor: cursor) }
     }

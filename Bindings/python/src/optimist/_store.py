@@ -2,7 +2,7 @@
 
 Every method is one call into ``liboptimist`` (plus building a batch for the ones that take
 ops). Methods that can change visible state run inside a callback-error frame (see
-``_subscriptions``), so an exception raised by a subscription callback is re-raised from the
+``_callbacks``), so an exception raised by a subscription callback is re-raised from the
 call that triggered it, after the change is applied.
 
 A closed store keeps its (tombstoned) C handle, so every later call reaches the library and
@@ -16,11 +16,12 @@ from ctypes import byref, c_double, c_int, c_uint64, c_void_p
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _fast, _ffi
+from ._callbacks import TRAMPOLINE, Callback, call_changing, register, unregister
 from ._error import MisuseError
 from ._json import ReadBuffer, take_json
 from ._json import loads_bytearray as _loads_bytearray
 from ._ops import Op, OpLike, make_batch
-from ._subscriptions import TRAMPOLINE, Callback, Subscription, call_changing, register, unregister
+from ._subscriptions import Subscription
 from ._sync import SyncMixin
 from ._util import check, coll_cstr, cstr, i64, opt_cstr, raise_for, u64
 

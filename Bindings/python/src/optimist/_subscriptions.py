@@ -1,143 +1,28 @@
-"""Subscriptions: one C callback for the whole process, and exceptions that are never lost.
+"""``Subscription``: the handle :meth:`Store.subscribe` returns.
 
-Why one module-level callback instead of one ``CFUNCTYPE`` object per subscription: the
-library calls listeners outside its lock, from a list it took under the lock, so a listener
-may still be called (on another thread) just after ``optimist_unsubscribe`` returned. Freeing
-a per-subscription ctypes thunk at that moment would let C jump into freed memory. Instead
-:data:`TRAMPOLINE` lives as long as the module, and the ``ctx`` pointer the library hands back
-is a token looked up in :data:`_registry`; a token that is gone (unsubscribed, store closed)
-is ignored. So no delivery that starts after :meth:`Subscription.close` returns calls the
-callback (one already running on another thread may still finish, as in the C API).
-
-Why exceptions go through a thread-local frame: ctypes cannot propagate an exception out of a
-callback into C (it prints it and carries on). Every store call that can trigger callbacks
-runs inside a *frame* (:func:`call_changing`); the trampoline appends any exception the user's
-callback raises to the innermost frame of its thread (listeners run synchronously on the
-calling thread), and the frame re-raises it when the C call has returned, i.e. after the
-change is applied. A callback that calls the store again opens a nested frame, so its own
-errors surface inside the callback and, if uncaught there, in the outer call. A callback run
-with no frame on its thread is reported through the ``optimist`` logger instead: that is the
-case of changes made by the background sync (``Store.sync_start``), delivered on the sync's
-own thread, where no store call of the application could re-raise it.
+The machinery behind it (the one C listener every subscription shares, the token registry
+and the callback-error frames of :func:`call_changing`) lives in :mod:`optimist._callbacks`,
+which explains why it works that way. This module needs nothing of :mod:`optimist._store`:
+the store a subscription belongs to is typed by the :class:`SubscriptionOwner` protocol.
 """
 
 from __future__ import annotations
 
-import builtins
-import itertools
-import logging
-import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
+from typing import Protocol
 
-from . import _ffi
-from ._changes import Change
-from ._json import loads as _loads
-from ._util import raise_for
+# TRAMPOLINE, Callback, call_changing, register and unregister are re-exported: their home was
+# this module before they moved to _callbacks.
+from ._callbacks import TRAMPOLINE, Callback, call_changing, register, registered, unregister
 
-if TYPE_CHECKING:
-    from ._store import Store
-
-__all__ = ["TRAMPOLINE", "Subscription", "call_changing", "register", "unregister", "Callback"]
-
-#: A subscription callback: called with the batch of changes of one store call.
-Callback = Callable[[List[Change]], Any]
-
-_log = logging.getLogger("optimist")
-_tls = threading.local()
-_registry: Dict[int, Callback] = {}
-_tokens = itertools.count(1)  # 0 would be a NULL ctx
-_CAUSES = _ffi.CAUSES
-_RECORD = _ffi.RECORD_STATUSES
-_new_change = tuple.__new__  # every field given: skips Change.__new__'s default for status
+__all__ = ["TRAMPOLINE", "Subscription", "SubscriptionOwner", "call_changing", "register", "unregister",
+           "Callback"]
 
 
-def register(callback: Callback) -> int:
-    """Registers ``callback``; returns the token to pass as the listener's ``ctx``."""
-    token = next(_tokens)
-    _registry[token] = callback
-    return token
+class SubscriptionOwner(Protocol):
+    """What a :class:`Subscription` needs of its store (:class:`optimist.Store` is one)."""
 
-
-def unregister(token: int) -> None:
-    """Forgets a token: later deliveries for it are dropped."""
-    _registry.pop(token, None)
-
-
-def _deliver(ctx: Optional[int], changes: Any, n: int) -> None:
-    """The body of :data:`TRAMPOLINE`: converts the C array and calls the user's callback."""
-    try:
-        callback = _registry.get(ctx or 0)
-        if callback is None:
-            return
-        batch: List[Change] = []
-        for i in range(n):
-            c = changes[i]
-            v = c.value_json
-            st = c.pending  # the record status: OPTIMIST_RECORD_CONFIRMED 0, PENDING 1, FAILED 2
-            batch.append(_new_change(Change, (
-                c.collection.decode("utf-8"),
-                c.key.decode("utf-8"),
-                None if v is None else _loads(v),
-                st != 0,
-                _CAUSES.get(c.cause, str(c.cause)),
-                _RECORD.get(st, "pending"),
-            )))
-        callback(batch)
-    except BaseException as e:  # noqa: BLE001 - every exception is handed on, none dropped
-        frame = getattr(_tls, "errors", None)
-        if frame is None:
-            _log.error("exception in an optimist subscription callback (outside a store call, "
-                       "e.g. on the sync thread)", exc_info=e)
-        else:
-            frame.append(e)
-
-
-#: The one C listener every subscription uses (kept alive by this module).
-TRAMPOLINE = _ffi.LISTENER(_deliver)
-
-
-def _reraise(errors: List[BaseException], what: str) -> None:
-    """Raises what callbacks raised during ``what``: the exception itself when there is one,
-    a ``BaseExceptionGroup`` when several callbacks raised (before Python 3.11: the first,
-    with the others logged to the ``optimist`` logger)."""
-    note = f"raised by an optimist subscription callback during Store.{what}(); the change was applied"
-    for e in errors:
-        if hasattr(e, "add_note"):
-            e.add_note(note)
-    if len(errors) == 1:
-        raise errors[0]
-    group = getattr(builtins, "BaseExceptionGroup", None)
-    if group is not None:
-        raise group(f"{len(errors)} subscription callbacks raised during Store.{what}()", errors)
-    # Before Python 3.11 there are no exception groups: raise the first, log the others.
-    for e in errors[1:]:
-        _log.error("another exception in an optimist subscription callback during Store.%s()", what, exc_info=e)
-    raise errors[0]
-
-
-def call_changing(what: str, fn: Callable[..., int], *args: Any) -> int:
-    """Calls a state-changing C function inside a callback-error frame.
-
-    Returns the result code (the caller turns a nonzero one into an exception, since some
-    need out-values, e.g. ``DUPLICATE``). When the call succeeded and callbacks raised,
-    raises their exception(s) instead.
-    """
-    errors: List[BaseException] = []
-    outer = getattr(_tls, "errors", None)
-    _tls.errors = errors
-    try:
-        rc = fn(*args)
-    finally:
-        _tls.errors = outer
-    if errors:
-        if rc != 0:
-            # Not expected (listeners run only after a change succeeded), but never drop them.
-            try:
-                raise_for(rc)
-            except BaseException as e:
-                raise e from errors[0]
-        _reraise(errors, what)
-    return rc
+    def _forget_subscription(self, sub: Subscription, quiet: bool) -> None:
+        """Ends ``sub`` in the library (for :meth:`Subscription.close`)."""
 
 
 class Subscription:
@@ -149,7 +34,7 @@ class Subscription:
 
     __slots__ = ("_store", "id", "_token", "__weakref__")
 
-    def __init__(self, store: "Store", sub_id: int, token: int) -> None:
+    def __init__(self, store: SubscriptionOwner, sub_id: int, token: int) -> None:
         self._store = store
         #: The library's subscription id.
         self.id: int = sub_id
@@ -158,11 +43,11 @@ class Subscription:
     @property
     def active(self) -> bool:
         """Whether the subscription still delivers."""
-        return self._token in _registry
+        return registered(self._token)
 
     def close(self) -> None:
         """Unsubscribes. Idempotent; never raises for an already-ended subscription."""
-        if self._token not in _registry:
+        if not registered(self._token):
             return
         unregister(self._token)
         self._store._forget_subscription(self, quiet=True)

@@ -34,10 +34,10 @@ from ctypes import POINTER, byref, c_char_p, c_int, c_void_p, cast
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from . import _ffi
+from ._callbacks import call_changing
 from ._error import MisuseError
 from ._json import loads as _loads
 from ._json import take_json
-from ._subscriptions import call_changing
 from ._util import check, cstr, i64, raise_for
 
 __all__ = ["SyncMixin", "Transport", "StatusCallback", "TRANSPORT_THUNK", "STATUS_THUNK"]

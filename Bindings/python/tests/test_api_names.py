@@ -1,5 +1,6 @@
-"""The Python surface is exactly as CONTRACT §3 names it: functions, parameter names and
-defaults (so keyword calls written against the contract work)."""
+"""The Python surface is exactly as Bindings/python/README.md ("API") and docs/python-guide.md
+name it: functions, parameter names and defaults (so keyword calls written from those docs
+work)."""
 
 import inspect
 
@@ -27,7 +28,8 @@ SIGNATURES = {
     "set_retry_policy": "(self, max_attempts, base_delay_ms, max_delay_ms)",
     "close": "(self)",
     "flush": "(self)",
-    # CONTRACT §5: the contract's names and defaults, then the transport, listener and backoff.
+    # The sync's options as docs/sync.md and docs/python-guide.md ("Sync") give them: the URL,
+    # headers, pull interval, batch size and timeout, then the transport, listener and backoff.
     "sync_start": "(self, url=None, *, headers=None, pull_interval_ms=5000, max_batch=100, timeout_ms=10000, "
                   "transport=None, on_status=None, backoff_base_ms=500, backoff_max_ms=30000)",
     "sync_stop": "(self)",
@@ -47,7 +49,7 @@ def bare(sig: inspect.Signature) -> str:
 def test_store_methods():
     for name, want in SIGNATURES.items():
         assert bare(inspect.signature(getattr(optimist.Store, name))) == want, name
-    # The contract's path, then cache_bytes (keyword only: storage that scales).
+    # The path (docs/python-guide.md, "A store"), then cache_bytes (keyword only: storage that scales).
     assert bare(inspect.signature(optimist.Store.__init__)) == "(self, path=None, *, cache_bytes=None)"
     assert isinstance(inspect.getattr_static(optimist.Store, "client_id"), property)
 
