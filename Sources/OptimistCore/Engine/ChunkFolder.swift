@@ -16,8 +16,8 @@ import Darwin
 /// Why this split (a reopen with 100k pending, two cores): parsing is the biggest half and
 /// allocates the records, most of the memory. On the caller's thread those allocations come
 /// from its malloc arena, where a closed store's memory is found again; a new thread's arena
-/// is given back to the system when freed, and filling it page by page again cost ~7k page
-/// faults per open when the parsing ran there (`perf stat`). Reading the rows allocates
+/// is given back to the system when freed, and filling it page by page again cost a page
+/// fault per page, every open, when the parsing ran there. Reading the rows allocates
 /// nothing (its buffers go round) and balances the fold against the parse.
 ///
 /// Without a thread (none could be started) the caller does all three in turn.

@@ -32,7 +32,7 @@ extension Engine {
         var last: Key?
         for op in ops {
             // A batch names one collection for long runs of ops: a comparison with the last
-            // one, not a hash and a set insert per op (5% of a staged batch's own work).
+            // one, not a hash and a set insert per op.
             if op.collection == last { continue }
             last = op.collection
             if names.insert(op.collection).inserted && collections[op.collection] == nil { missing.append(op.collection) }

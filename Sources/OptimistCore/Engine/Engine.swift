@@ -17,8 +17,8 @@ final class CollectionState {
     init(name: Key) { self.name = name }
 
     /// Calls `body` with each view, not retained: `views` keeps them, and no `body` changes
-    /// it. (`for v in views` retained the array and each view: a tap's view update and
-    /// publish cost ~90 instructions more, callgrind.)
+    /// it. (`for v in views` retained the array and each view, on every tap's view update
+    /// and publish.)
     @inline(__always) func forEachView(_ body: (ViewState) -> Void) {
         for i in views.indices {
             unowned(unsafe) let v = views[i]
@@ -524,9 +524,8 @@ final class Engine {
 
 extension Array {
     /// `removeAll(keepingCapacity: true)` for the engine's per-call lists, which hold a few
-    /// elements: that goes through the generic `replaceSubrange`, measured at 160-320
-    /// instructions a call (callgrind, a commit), where removing the few elements one by one
-    /// costs tens.
+    /// elements: that goes through the generic `replaceSubrange`, which costs far more than
+    /// removing the few elements one by one.
     @inline(__always) mutating func clearKeepingCapacity() {
         while !isEmpty { removeLast() }
     }

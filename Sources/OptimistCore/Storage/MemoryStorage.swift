@@ -3,10 +3,9 @@ import OptimistModel
 /// (members in no particular order) in one byte arena per collection, found through a hash index of 8-byte slots, with
 /// a bounded cache of parsed records in front.
 ///
-/// A parsed record costs about ten times its JSON (a dictionary of enum values and strings);
+/// A parsed record costs many times its JSON (a dictionary of enum values and strings);
 /// the bytes cost about their size. Per record this keeps the arena bytes, a dictionary
-/// entry (key and slot) and the sorted key list scans need, about 1.6x the JSON in all, plus
-/// the cache's budget.
+/// entry (key and slot) and the sorted key list scans need, plus the cache's budget.
 package final class MemoryStorage: ConfirmedStorage {
     private var tables: [Key: Table] = [:]
     private var cache: RecordCache

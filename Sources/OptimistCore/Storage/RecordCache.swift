@@ -12,7 +12,7 @@ import OptimistModel
 /// Growing never copies the whole cache. A table or an array that outgrows its room is
 /// copied whole, inside whichever call inserts the entry that does not fit, a reader's get
 /// among them: unsplit, a cache of 100k records rehashed and copied them all in one get
-/// (2-9 ms measured, with a thousand page faults). So the address table is split in
+/// (milliseconds, with many page faults). So the address table is split in
 /// ``shardCount`` shards by the address's hash (a growth rehashes one), and the ring is kept
 /// in chunks of ``chunkSize`` entries (a growth adds one; chunks emptied keep their room).
 ///

@@ -56,8 +56,8 @@ final class ReadCache: @unchecked Sendable {
     /// The shards, owned (for the O(shards) steps).
     private let shards: [Shard]
     /// The same shards, unretained, for the per-record steps: `shards[i]` retains and releases
-    /// the shard and its lock around each pthread call, ~120 instructions of every visible
-    /// change's invalidation (callgrind). They live as long as `shards`, so as long as `self`.
+    /// the shard and its lock around each pthread call, in every visible change's
+    /// invalidation. They live as long as `shards`, so as long as `self`.
     private let shardRefs: UnsafeMutableBufferPointer<Unmanaged<Shard>>
     private let shardBudget: Int
 
@@ -164,7 +164,7 @@ final class ReadCache: @unchecked Sendable {
     /// Until then, a lookup that misses the shard's fresh cache is answered from them:
     /// `changed(address)` when that is not nil, else the entry's own value. Right for the
     /// same reason the refill is (nothing changes a visible value until it is done). Without
-    /// it, every get in the tens of milliseconds a 100k-record refill takes missed: it read
+    /// it, every get while a big batch's refill ran missed: it read
     /// the record under the state lock and filled the entry the refill was about to put back.
     func setAside(answering changed: @escaping (RecordAddress) -> Record??) {
         for s in shards {
@@ -227,7 +227,7 @@ final class ReadCache: @unchecked Sendable {
                 continue
             }
             // The publish left a fresh shard: room for them all at once, rather than tables
-            // regrown step by step (a twentieth of the refill's instructions, callgrind).
+            // regrown step by step.
             s.cache.reserveCapacity(cache.count)
             s.lock.unlock()
             // Read only, here and by the readers' lookups (`peek`): never copied.

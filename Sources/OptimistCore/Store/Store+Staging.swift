@@ -19,8 +19,7 @@ extension Store {
         let (delivery, fault) = try writers.locked { () throws(OptimistError) -> (Delivery, OptimistError?) in
             try stagedLocked(ops, outcomes: outcomes, cursor: cursor)
         }
-        for (listener, changes) in delivery { listener(changes) }
-        if let fault { throw fault }
+        try deliver(delivery, fault: fault)
     }
 
     /// The visible value of a record in the batch's layer that no mutation overlays (nil for
@@ -37,11 +36,9 @@ extension Store {
         throws(OptimistError) -> (Delivery, OptimistError?) {
         // 1. Plan: checks as any change makes, the collections made, the records to read.
         let e = unlockedEngine
-        guard !e.closed else { throw OptimistError.misuse("the store is closed") }
-        if let error = sink?.takeError() { throw error }
         let missing = e.missingCollections(ops)
-        state { e in
-            e.cause = .server
+        try state { e throws(OptimistError) in
+            try openChange(e, .server)
             for name in missing { _ = e.collection(name) }
         }
         let reads = e.planStage(ops)
@@ -73,10 +70,7 @@ extension Store {
                 // are put back (below), they answer, with the layer's values where it has one.
                 e.readCache?.setAside { [layer = staged.layer] in layer.value($0.collection, $0.key) }
                 e.readCache?.answer(from: visible)
-                e.logViews()
-                e.publishViews()
-                let fault = e.storageFault
-                e.storageFault = nil
+                let fault = sealChange(e)
                 // Outcomes touch records outside the layer, which only the lock may read.
                 return (outcomes.isEmpty ? nil : e.takeDelivery(), fault)
             }
@@ -117,10 +111,7 @@ extension Store {
             // 100k-record layer's release takes milliseconds).
             withExtendedLifetime(replaced) {}
             // 6. The journal, in the order an unstaged change writes it.
-            if let sink, var journal = staged.entries {
-                if let rest = e.takeJournal() { journal.append(contentsOf: rest) }
-                if !journal.isEmpty { sink.append(journal) }
-            }
+            handOffJournal(e, staged: staged.entries ?? [])
             withExtendedLifetime(staged) {}
             return (delivery, inner.1)
         } catch {

@@ -138,38 +138,72 @@ public final class Store: Sendable {
             (e) throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
             let (r, delivery, wake, fault) = try publishing {
                 () throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
-                guard !e.closed else { throw OptimistError.misuse("the store is closed") }
-                if let error = sink?.takeError() { throw error }
-                e.cause = cause
+                try openChange(e, cause)
                 defer { e.storage.endCall() }
                 let r: R
                 do throws(OptimistError) { r = try body(e) } catch {
                     e.storageFault = nil
                     throw error
                 }
-                e.logViews()
-                e.publishViews()
+                let fault = sealChange(e)
                 let queued = cause == .mutate || cause == .retry
-                // A read that failed after the call's prefetch (see ``Engine/visible(_:_:)``): the
-                // call's changes stand and are delivered, and the caller hears of the failure.
-                let fault = e.storageFault
-                e.storageFault = nil
                 return (r, e.takeDelivery(), queued ? e.attachment : nil, fault)
             }
-            // The journal's entries are moved from where the engine wrote it, which leaves the
-            // buffer empty for the next change: only writers touch it, and this one still holds
-            // the writers' lock. (Taken out under the state lock, the buffer was shared when
-            // emptied, so every call allocated a new one.)
-            if let sink, e.journal?.isEmpty == false {
-                sink.append(taking: &e.journal!)
-            }
+            handOffJournal(e)
             upkeepIfDue()
             return (r, delivery, wake, fault)
         }
+        try deliver(delivery, wake: wake, fault: fault)
+        return result
+    }
+
+    // MARK: The change envelope
+    //
+    // What every change does around its own work, plain (``change(_:_:)``) or staged
+    // (``changeStaged(_:outcomes:cursor:)``), written once, in the order a change takes it.
+
+    /// 1. Before anything changes: a closed store and a background write failure not yet
+    /// reported refuse the change.
+    @inline(__always) func openChange(_ e: Engine, _ cause: ChangeCause) throws(OptimistError) {
+        guard !e.closed else { throw OptimistError.misuse("the store is closed") }
+        if let error = sink?.takeError() { throw error }
+        e.cause = cause
+    }
+
+    /// 2. At the publish, under the state lock: the views' new values logged and published, and
+    /// a read that failed after the call's prefetch (see ``Engine/visible(_:_:)``) taken: the
+    /// change stands and is delivered, and the caller hears of the failure.
+    @inline(__always) func sealChange(_ e: Engine) -> OptimistError? {
+        e.logViews()
+        e.publishViews()
+        let fault = e.storageFault
+        e.storageFault = nil
+        return fault
+    }
+
+    /// 3. After the publish, still under the writers' lock: the journal to the sink, in the
+    /// order the change wrote it (a staged change's own entries first, then what its publish
+    /// added). The plain path's entries are moved from where the engine wrote them, which leaves
+    /// the buffer empty with its capacity for the next change: only writers touch it, and this
+    /// one still holds the writers' lock (taken out under the state lock, the buffer was shared
+    /// when emptied, so every call allocated a new one).
+    @inline(__always) func handOffJournal(_ e: Engine, staged: [JournalEntry]? = nil) {
+        guard let sink else { return }
+        if var journal = staged {
+            if let rest = e.takeJournal() { journal.append(contentsOf: rest) }
+            if !journal.isEmpty { sink.append(journal) }
+        } else if e.journal?.isEmpty == false {
+            sink.append(taking: &e.journal!)
+        }
+    }
+
+    /// 4. Outside every lock: the listeners get their changes, the sync hears of a queued
+    /// mutation, and the caller of a change with a storage fault gets the fault.
+    @inline(__always) func deliver(_ delivery: Delivery, wake: (any StoreAttachment)? = nil,
+                                   fault: OptimistError?) throws(OptimistError) {
         for (listener, changes) in delivery { listener(changes) }
         wake?.storeDidQueue()
         if let fault { throw fault }
-        return result
     }
 
     /// Runs `body` under the writers' lock (yielding while it waits) with the engine borrowed:
