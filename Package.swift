@@ -5,8 +5,9 @@ import PackageDescription
 // OPTIMIST_PORTABLE=1 and get the same code with the runtime's exclusivity checks left on.
 let portable = Context.environment["OPTIMIST_PORTABLE"] != nil
 // The engine's state lives in classes behind one lock; the runtime's per-access exclusivity
-// bookkeeping was a third of a mutate's instructions (callgrind), and a tenth of the C entry
-// points' and the background writer's. Debug builds (and so the tests) keep the checks.
+// bookkeeping was a large share of a mutate's instructions, and of the C entry points' and
+// the background writer's (BENCHMARKS.md, past rounds: f88c837). Debug builds (and so the
+// tests) keep the checks.
 let unchecked: [SwiftSetting] = portable ? [] : [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 
 let package = Package(

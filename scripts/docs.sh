@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Swift API's documentation with DocC: the catalog Sources/Optimist/Optimist.docc
 # (overview, getting started, topics) and the doc comments of Optimist and of the modules it
-# re-exports (OptimistCore, OptimistSync), as one combined archive. Any DocC warning (a broken
+# re-exports (OptimistModel, OptimistCore, OptimistSync, OptimistOpen), as one combined archive. Any DocC warning (a broken
 # symbol link, an ambiguous one, a missing article) fails the build.
 #
 #   bash scripts/docs.sh [OUTPUT_DIR]     # default: build/docs (open OUTPUT_DIR/index.html
@@ -18,6 +18,6 @@ mkdir -p "$out"
 start=$SECONDS
 OPTIMIST_DOCS=1 swift package --package-path "$ROOT" ${OPTIMIST_SWIFT_JOBS:+--jobs "$OPTIMIST_SWIFT_JOBS"} \
     --allow-writing-to-directory "$out" \
-    generate-documentation --target OptimistCore --target OptimistSync --target Optimist \
+    generate-documentation --target OptimistModel --target OptimistCore --target OptimistSync --target OptimistOpen --target Optimist \
     --enable-experimental-combined-documentation --warnings-as-errors --output-path "$out"
 echo "docs: built $out in $((SECONDS - start)) s"

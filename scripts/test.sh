@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: installs what is missing, builds everything and runs every suite —
-# Swift tests, the DocC documentation (warnings fail it), CTest (C tests, the libffi scenario
+# the layering check (every module imports only modules below it), Swift tests, the DocC
+# documentation (warnings fail it), CTest (C tests, the libffi scenario
 # shim, install and example tests), the same C tests under sanitizers, a short run of every
 # fuzz target (scripts/fuzz.sh), pytest over the Python package (with its C accelerator and
 # orjson, and without them), and the Swift quick start.
@@ -89,6 +90,10 @@ e2e_tests() {
     OPTIMIST_SERVER_CONFIG=debug OPTIMIST_LIBRARY="$ROOT/build/liboptimist.so" bash Tests/e2e/run.sh
 }
 
+# The module graph (Tests/Layering/layers.txt): every import and every target dependency points down.
+layering() { python3 Tests/Layering/check_layers.py --graph; }
+
+run_suite layering 'layering: [0-9]+ passed' layering
 run_suite swift-tests 'Test run with|Executed [0-9]+ tests' swift_tests
 run_suite docs 'docs: built' docs_build
 run_suite cmake-build 'Linking|ninja: no work|liboptimist' cmake_build

@@ -13,8 +13,8 @@ public struct TypedCollection<Value: Codable & Sendable>: Sendable {
     /// The collection's name.
     public let name: Key
     /// Whether `Value` chooses its own JSON form (``JSONRepresentable``), asked once here: the
-    /// runtime's conformance lookup would otherwise cost every get and put a tenth of decoding
-    /// a small record.
+    /// runtime's conformance lookup would otherwise cost every get and put a noticeable share
+    /// of decoding a small record.
     let representsItself: Bool
 
     init(store: Store, name: Key) {

@@ -14,9 +14,10 @@ import Synchronization
 // Why store handles are never freed: `optimist_close` closes the store (which drops its records
 // and releases its file) but leaves the header and the emptied store behind as a tombstone, so
 // any later call with the same pointer reads "closed" and returns MISUSE rather than touching
-// freed memory. The cost is about 18 KiB per store opened in the life of the process, most of it
-// the read cache's 64 empty shards and their locks (Benchmarks/C/tombstones.c measures it: RSS
-// over 5,000 opens and closes; it was 54 KiB while each empty shard allocated a table).
+// freed memory. The cost is a fixed amount per store opened in the life of the process ("HANDLES"
+// in Include/optimist.h says how much), most of it the read cache's 64 empty shards and their
+// locks, which allocate no table while empty (Benchmarks/C/tombstones.c measures it: RSS over
+// 5,000 opens and closes).
 
 private let storeMagic: UInt64 = 0x4F50_5453_544F_5245  // "OPTSTORE"
 private let batchMagic: UInt64 = 0x4F50_5442_4154_4348  // "OPTBATCH"
@@ -74,8 +75,8 @@ func anyStore(_ handle: OpaquePointer?) throws(OptimistError) -> Store {
 ///
 /// The store is borrowed, not retained: its handle is never freed and keeps it retained for
 /// the life of the process (the tombstones above). Taking a reference of its own cost every
-/// call a retain and a release, and the callee more of them: a tap (`optimist_put_fields` +
-/// `optimist_view_get`) went 7,127 -> 6,991 instructions without them (callgrind).
+/// call a retain and a release, and the callee more of them, on every call of the hot path
+/// (`optimist_put_fields`, `optimist_view_get`).
 @inline(__always)
 func withStore<R>(_ handle: OpaquePointer?, _ body: (Store) throws(OptimistError) -> R) throws(OptimistError) -> R {
     guard let handle else { throw .misuse("the store handle is NULL") }

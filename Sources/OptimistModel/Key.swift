@@ -25,8 +25,8 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
 
     /// The hash of a key's bytes: their little-endian 8-byte words in order, the last one
     /// zero-padded, each folded in with a multiply and a shift, then the count. Eight bytes a
-    /// step rather than one (FNV-1a's multiply per byte made hashing an 11-byte key ~45
-    /// instructions); and a short string's two words, zero past its count, are those words
+    /// step rather than one (FNV-1a multiplied once per byte); and a short string's two
+    /// words, zero past its count, are those words
     /// already (``hash(words:count:)``). Dictionaries mix it again with their seed
     /// (``_rawHashValue(seed:)``); equal hashes are confirmed byte by byte.
     @inlinable @inline(__always) package static func hash(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {

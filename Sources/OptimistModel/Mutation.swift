@@ -8,8 +8,8 @@ public typealias MutationID = UInt64
 package let largestMutationID: MutationID = (1 << 53) - 1
 
 /// A mutation id as a dictionary key. Ids are sequential integers, so a multiply-xorshift mix
-/// of the seed and the id spreads them well; the default SipHash of a `UInt64` was a tenth of
-/// a mutate's instructions (callgrind).
+/// of the seed and the id spreads them well; the default SipHash of a `UInt64` was a large
+/// share of a mutate's instructions (BENCHMARKS.md).
 package struct MutationKey: Hashable, Sendable {
     package let id: MutationID
     @inlinable package init(_ id: MutationID) { self.id = id }

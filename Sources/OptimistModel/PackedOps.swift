@@ -4,9 +4,10 @@
 /// starts with `[`).
 ///
 /// Why not JSON text: the store file's writer thread saves every pending mutation, and writing
-/// its ops as JSON (escapes checked byte by byte, numbers formatted as decimals) was a third of
-/// the writer's work per mutation, enough to leave it behind a thread making taps. Only this
-/// library reads the column back; the `optimist` CLI shows the ops decoded. Records stay JSON.
+/// its ops as JSON (escapes checked byte by byte, numbers formatted as decimals) was a large
+/// share of the writer's work per mutation, enough to leave it behind a thread making taps.
+/// Only this library reads the column back; the `optimist` CLI shows the ops decoded. Records
+/// stay JSON.
 ///
 /// Layout (`n` is an unsigned LEB128 varint; `f64` a number's 8 IEEE 754 bytes, little-endian):
 ///

@@ -154,7 +154,7 @@ final class BatchWriter {
             try putView.run()
         }
         // In id order; the ids are sorted, not the records (ten fields each, moved with their
-        // retains and releases by a sort: a fifth of the writer's time per mutation).
+        // retains and releases by a sort: a large share of the writer's time per mutation).
         let ids = batch.mutations.keys.sorted { $0.id < $1.id }
         var at = 0
         while ids.count - at >= Self.rowsPerStatement {
@@ -188,8 +188,8 @@ final class BatchWriter {
 
 extension BatchWriter {
     /// Rows written by one statement of ``putMutations`` or ``putRecords``: a statement's own
-    /// cost (opening its cursor, halting) was about a quarter of a one-row insert's
-    /// (callgrind), and a burst of taps or a server batch writes thousands of rows a batch.
+    /// cost (opening its cursor, halting) is a large share of a one-row insert's, and a burst
+    /// of taps or a server batch writes thousands of rows a batch.
     static let rowsPerStatement = 32
 
     /// `INSERT OR REPLACE` of `rows` mutations, their ten columns each in ``bind(_:to:row:)``'s order.

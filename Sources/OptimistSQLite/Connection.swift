@@ -10,9 +10,8 @@ import OptimistThreads
 /// An open store file has two: the writer's (the opener loads through it, then the writer
 /// thread writes through it) and the store's reads' (a record not in the cache, a scan, a
 /// view's aggregate). In WAL mode a read sees the last commit and never waits for the writer,
-/// not even for a commit that checkpoints the log into the file (tens of milliseconds on a
-/// big batch); the records the writer has not committed yet are in the store's memory (see
-/// ``SQLiteStorage``).
+/// not even for a commit that checkpoints the log into the file (long on a big batch); the
+/// records the writer has not committed yet are in the store's memory (see ``SQLiteStorage``).
 final class Connection: @unchecked Sendable {
     let db: OpaquePointer
     private var isOpen = true

@@ -10,8 +10,8 @@ import OptimistModel
 struct JournalBatch {
     /// `nil` value: the confirmed record was deleted.
     var records: [RecordAddress: Record?] = [:]
-    /// Keyed by ``MutationKey``, whose hash is a cheap mix: a `UInt64`'s default SipHash was
-    /// 3% of the writer's instructions per saved mutation (an insert here, a lookup to write it).
+    /// Keyed by ``MutationKey``, whose hash is a cheap mix: a `UInt64`'s default SipHash cost
+    /// the writer on every insert and lookup (an insert here, a lookup to write it).
     var mutations: [MutationKey: MutationRecord] = [:]
     /// Ended mutations in the order they ended (a mutation ends once). Taps end ids in
     /// increasing order, so ``endedInOrder`` usually stays true and the writer groups them by
@@ -58,7 +58,7 @@ extension JournalBatch {
     /// The positions of ``records`` in (collection, key) byte order, for the writer's inserts.
     ///
     /// Sorting the records themselves (two keys and a value each) moved them with a retain and
-    /// release per string at every step: a third of the writer's time on a 100k-record server
+    /// release per string at every step: a large share of the writer's time on a big server
     /// batch. Here a sort item is a collection's rank and the key's first 16 bytes as two
     /// integers (``Key/orderingHead``), which decide almost every comparison; only keys that
     /// share their first 16 bytes are compared whole.

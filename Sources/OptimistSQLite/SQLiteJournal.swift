@@ -35,9 +35,9 @@ public final class SQLiteJournal: JournalSink, @unchecked Sendable {
     /// A store dropped without `close` still writes what it queued, then releases the file.
     deinit { try? close() }
 
-    public func append(_ entries: [JournalEntry]) { state.append(entries) }
+    package func append(_ entries: [JournalEntry]) { state.append(entries) }
 
-    public func append(taking entries: inout [JournalEntry]) { state.append(taking: &entries) }
+    package func append(taking entries: inout [JournalEntry]) { state.append(taking: &entries) }
 
     public func flush() throws(OptimistError) { try state.flush() }
 
@@ -189,7 +189,7 @@ final class WriterState: @unchecked Sendable {
         // What the writer has written is freed here, by the flushing thread, outside the
         // monitor: a flush waits for the disk anyway. Left in `spent`, a bulk load's entries
         // (one per record: 100k after a 100k-record apply) went a few per later call, and the
-        // next ~8,000 taps each paid ~0.5 µs of cache misses freeing cold records.
+        // taps after it each paid cache misses freeing cold records.
         var written: [JournalEntry] = []
         defer { withExtendedLifetime(written) {} }
         monitor.lock()
@@ -251,8 +251,8 @@ final class WriterState: @unchecked Sendable {
 
     /// Hands `garbage` to the writer thread to free: the store's records let go once written
     /// (see ``SQLiteStorage``), which cost the store call that freed them milliseconds beside
-    /// a big batch, and the room of a table that held 100k of them (2-3 ms, most of it the
-    /// system taking the pages back). The writer thread is in no caller's way.
+    /// a big batch, and the room of a table that held 100k of them (milliseconds, most of it
+    /// the system taking the pages back). The writer thread is in no caller's way.
     ///
     /// Not under ``monitor``, which an append of a big batch holds for a while, and without
     /// waking the writer: it frees what it was handed after its next batch (a store that is

@@ -39,7 +39,8 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
 
     /// The lowest and highest key given a record by ``setRecord(_:_:_:)``, per collection whose
     /// ``bounds`` are not known yet: merged into them when they are read from the file. (Going
-    /// through ``unwritten`` instead took a reader's get 13-18 ms beside a 100k-record batch.)
+    /// through ``unwritten`` instead made a reader's get beside a big batch wait for
+    /// milliseconds.)
     private var setBounds: [Key: KeyBounds] = [:]
 
     /// The collection whose ``bounds`` a read asked for last, and those bounds (kept equal to
@@ -49,7 +50,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     private var recentBounds = KeyBounds.empty
     /// ``recentBounds``' keys' ``Key/orderingHead``s: most keys compare with the bounds by
     /// these two integers each, without a copy of the bounds (which retains and releases both
-    /// keys: ~150 instructions of a tap's read of a new record).
+    /// keys, on every tap's read of a new record).
     private var recentHeads: KeyBounds.Heads?
 
     enum KeyBounds {
@@ -92,7 +93,8 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     }
     /// Unwritten records in append order, so committed ones are let go in order; in chunks of
     /// ``orderChunk``, so that a finished chunk is dropped whole. (One array shifted down, or
-    /// freed, once its head was let go cost a reader's get 3-11 ms after a 100k-record batch.)
+    /// freed, once its head was let go stalled a reader's get for milliseconds after a big
+    /// batch.)
     private var order: [[(address: RecordAddress, append: UInt64)]] = []
     /// How far into `order[0]` records were let go.
     private var orderHead = 0
@@ -383,8 +385,8 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     /// Unwritten records let go per call at most while the writer is still behind (once it has
     /// written the newest, ``releaseWritten()`` lets a big table go at once): a 100k-record
     /// batch being written is let go over many calls (readers' too), so no one call pays for
-    /// all of it. Letting a record go frees it (~1.5 µs each when they are cold): 2,048 a call
-    /// cost a reader's get 3-4 ms.
+    /// all of it. Letting a record go frees it (slow when they are cold): thousands in one call
+    /// stalled a reader's get for milliseconds.
     static let releasePerCall = 256
 
     /// While set (a staged change moving records in), calls let go of nothing: the room
@@ -444,8 +446,8 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         if orderHead == 0, order.isEmpty || (order.count == 1 && order[0].isEmpty), !unwrittenRoomToFree { return }
         let committed = writer.committedCount.load(ordering: .acquiring)
         // The newest record set is in the file, so every one is: the whole table goes in one
-        // step, to the writer thread, rather than 256 a call. After a 1M-record load that took
-        // ~3,900 calls of ~60 µs each (cold entries of a big table), the next ~2,000 taps.
+        // step, to the writer thread, rather than 256 a call. After a big load, letting it go
+        // 256 a call made the next thousands of taps each pay for cold entries of a big table.
         // Only a table past the room an empty one keeps (``keptUnwrittenRoom``): a smaller one
         // goes in a few calls, and keeps its room for the next changes instead of regrowing.
         if unwritten.count > Self.keptUnwrittenRoom, let newest = order.last?.last, newest.append <= committed {
@@ -527,8 +529,8 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
 }
 
 /// Whether a byte of `key` is NUL, read from the string's bits when it is short ASCII (most
-/// keys): the generic search over its UTF-8 view cost ~300 instructions a key, two fifths of
-/// ``SQLiteStorage/uncachedRecords(_:_:)`` in a reopen with 100k pending (callgrind).
+/// keys): the generic search over its UTF-8 view cost a large part of
+/// ``SQLiteStorage/uncachedRecords(_:_:)``'s work per key in a reopen.
 private func containsNUL(_ key: Key) -> Bool {
     if let (words, count) = SmallString.asciiBits(key.string) {
         return withUnsafeBytes(of: words) { b in (0..<count).contains { b[$0] == 0 } }

@@ -28,10 +28,9 @@ package final class Lock: @unchecked Sendable {
         #if canImport(Glibc)
         // Adaptive: a thread that finds it taken tries again for a few microseconds before it
         // sleeps, which covers most holds (a tap, a read-cache probe) without the futex sleep
-        // and wake-up. Measured beside taps on a store file: a missing reader's sleeps fell from
-        // 10,752 to 1,329 a second, and gets over 1 ms beside five big batches from 148 to
-        // 122 per repetition (BENCHMARKS.md, readers section: 2841c0c against e0138f7, which
-        // also made the refill after a batch cheaper). Free when the lock is free.
+        // and wake-up: a reader that misses the cache beside taps sleeps far less often, and
+        // fewer of its gets wait over a millisecond beside big batches (BENCHMARKS.md, past
+        // rounds: 6d07692). Free when the lock is free.
         // glibc's PTHREAD_MUTEX_ADAPTIVE_NP, which Glibc does not import (a GNU extension).
         pthread_mutexattr_settype(&attr, 3)
         #endif

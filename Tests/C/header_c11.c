@@ -1,6 +1,6 @@
 /*
  * header_c11.c - optimist.h compiles as strict C11 with -Wall -Wextra -pedantic -Werror
- * (CMake sets the flags for this file), its constants have the contract's fixed values, and the
+ * (CMake sets the flags for this file), its constants have the fixed values the header documents, and the
  * loaded library reports the version the header was written for.
  */
 #include <optimist.h>

@@ -1,7 +1,7 @@
 import OptimistCore
 import OptimistModel
 
-/// A deliberately naive implementation of the contract's model: it keeps `C` and the list `P`
+/// A deliberately naive implementation of the model of docs/concepts.md: it keeps `C` and the list `P`
 /// and recomputes `V = fold(P, C)` from scratch on every read.
 package struct NaiveModel {
     package struct Pending { package var id: MutationID; package var ops: [Op] }

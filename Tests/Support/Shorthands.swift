@@ -4,7 +4,7 @@ import OptimistModel
 // Shared by the test targets (the `OptimistTestSupport` target): one copy of what every
 // suite needs, instead of one per target.
 
-/// Shorthands so tests read like the contract.
+/// Shorthands so tests read like the model in docs/concepts.md.
 package func put(_ c: Key, _ k: Key, _ v: Record) -> Op { .put(collection: c, key: k, value: v) }
 package func patch(_ c: Key, _ k: Key, _ v: Record) -> Op { .patch(collection: c, key: k, value: v) }
 package func delete(_ c: Key, _ k: Key) -> Op { .delete(collection: c, key: k) }

@@ -2,27 +2,27 @@ import OptimistModel
 /// What a persistence layer loads to reopen a store: everything but the confirmed records,
 /// which stay in the storage (a store file reads them on demand), so loading costs
 /// O(pending mutations), not O(records).
-public struct StoreSnapshot: Sendable {
-    public var clientID: String
+package struct StoreSnapshot: Sendable {
+    package var clientID: String
     /// The next mutation id to hand out (never below any id ever handed out).
-    public var nextID: MutationID
+    package var nextID: MutationID
     /// Confirmed records to put into the storage before the mutations are folded (for a
     /// store restored into memory; a store file leaves this empty).
-    public var confirmed: [(collection: Key, key: Key, value: Record)]
+    package var confirmed: [(collection: Key, key: Key, value: Record)]
     /// Live mutations, in id order.
-    public var mutations: [MutationRecord]
+    package var mutations: [MutationRecord]
     /// How ended mutations ended.
-    public var ended: [(id: MutationID, status: MutationStatus)]
-    public var loaded: [(collection: Key, range: LoadedRange)]
+    package var ended: [(id: MutationID, status: MutationStatus)]
+    package var loaded: [(collection: Key, range: LoadedRange)]
     /// The sync's pull cursor, nil before the first pull.
-    public var syncCursor: String?
+    package var syncCursor: String?
     /// The views, with their values over the confirmed records.
-    public var views: [ViewDefinition] = []
+    package var views: [ViewDefinition] = []
     /// Live mutations still to be read, after ``mutations`` (a store file's, read as the
     /// store folds them).
     package var stream: (any MutationStream)?
 
-    public init(clientID: String, nextID: MutationID = 1,
+    package init(clientID: String, nextID: MutationID = 1,
                 confirmed: [(collection: Key, key: Key, value: Record)] = [],
                 mutations: [MutationRecord] = [], ended: [(id: MutationID, status: MutationStatus)] = [],
                 loaded: [(collection: Key, range: LoadedRange)] = [], syncCursor: String? = nil) {

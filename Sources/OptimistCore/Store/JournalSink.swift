@@ -3,7 +3,7 @@ import OptimistModel
 ///
 /// `append` is called with the store's lock held, in the order the changes happened, so it
 /// must only queue the entries and return.
-public protocol JournalSink: AnyObject, Sendable {
+package protocol JournalSink: AnyObject, Sendable {
     /// Queues entries for the background writer.
     func append(_ entries: [JournalEntry])
     /// Queues entries for the background writer, moving them out of `entries` and leaving it
@@ -22,10 +22,10 @@ public protocol JournalSink: AnyObject, Sendable {
 
 extension JournalSink {
     /// Copies the entries through ``append(_:)``, then empties `entries` in place.
-    public func append(taking entries: inout [JournalEntry]) {
+    package func append(taking entries: inout [JournalEntry]) {
         append(entries)
-        // One entry at a time (a tap journals one): `removeAll(keepingCapacity:)` goes
-        // through the general range replacement, which cost a tap 1% more.
+        // One entry at a time (a tap journals one): `removeAll(keepingCapacity:)` goes through
+        // the general range replacement, which costs a tap more than popping its one entry.
         while entries.popLast() != nil {}
     }
 }
@@ -33,7 +33,7 @@ extension JournalSink {
 /// What changed in a store, in order, for a persistence layer: confirmed records, live
 /// mutations (written whole on every change), ended mutations, loaded ranges and the sync
 /// cursor.
-public enum JournalEntry: Sendable {
+package enum JournalEntry: Sendable {
     case confirmed(collection: Key, key: Key, value: Record?)
     case mutation(MutationRecord)
     case ended(id: MutationID, status: MutationStatus)

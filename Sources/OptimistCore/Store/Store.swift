@@ -74,7 +74,7 @@ public final class Store: Sendable {
     }
 
     /// A store rebuilt from a snapshot into memory, sending every later change to `sink`.
-    public convenience init(restoring snapshot: consuming StoreSnapshot, sink: any JournalSink, retryPolicy: RetryPolicy = RetryPolicy()) throws(OptimistError) {
+    package convenience init(restoring snapshot: consuming StoreSnapshot, sink: any JournalSink, retryPolicy: RetryPolicy = RetryPolicy()) throws(OptimistError) {
         try self.init(restoring: snapshot, storage: MemoryStorage(), sink: sink, retryPolicy: retryPolicy)
     }
 
@@ -106,11 +106,10 @@ public final class Store: Sendable {
         // to ~0.5 ms before it sleeps: a writer's step is shorter than a sleeping thread's
         // wake-up. So does a waiting reader in an in-memory store, but not on a store file:
         // its background writer is a third busy thread, and a spinning reader takes the CPU it
-        // needs (measured, see BENCHMARKS.md's readers section: spinning on a file, its gets
-        // over 1 ms beside five 100k-record batches went from 89-207 to 173-330 per repetition
-        // and its writer took 30% longer). Writers yield on both: two in-memory writers'
-        // throughput against one's went from 0.46-0.56 to 0.65-0.85 with them yielding, and two
-        // on a store file from 73-93% to 91-101% (`optimist-bench --probe writers-file`).
+        // needs (measured: it doubled a file's gets over 1 ms beside big batches and slowed its
+        // writer; BENCHMARKS.md, past rounds: ae3ce7a). Writers yield on both: it raises two
+        // writers' throughput against one's in memory and on a store file (past rounds:
+        // ccf1acc, 3344bb4).
         stateLock = Lock(spins: sink == nil ? Self.spinsBeforeSleep : 0)
         writers = Lock(spins: Self.spinsBeforeSleep)
     }
@@ -208,7 +207,7 @@ public final class Store: Sendable {
 
     /// Runs `body` under the writers' lock (yielding while it waits) with the engine borrowed:
     /// only ``close()`` replaces the engine, under that lock, so a change needs no reference
-    /// of its own. (Retained, the engine cost a tap and a commit ~90 instructions: callgrind.)
+    /// of its own. (Retained, the engine cost every tap and commit a retain and a release.)
     @inline(__always) private func writing<R, E: Error>(_ body: (Engine) throws(E) -> R) throws(E) -> R {
         try writers.lockedYielding { () throws(E) -> R in try Unmanaged.passUnretained(engine).borrowing(body) }
     }
@@ -491,10 +490,10 @@ public final class Store: Sendable {
         // The sync stops first, outside the lock: its thread may be inside a store call.
         let attached = stateLock.locked { engine.attachment }
         attached?.storeWillClose()
-        // The open engine is freed after the locks are let go: freeing 100k pending mutations
-        // takes a tenth of a second or more, and a reader arriving meanwhile should hear at
-        // once that the store is closed, not wait for that. (Freed before the sink closes, so
-        // that the writer thread finishes its last batch meanwhile.)
+        // The open engine is freed after the locks are let go: freeing many pending mutations
+        // takes long, and a reader arriving meanwhile should hear at once that the store is
+        // closed, not wait for that. (Freed before the sink closes, so that the writer thread
+        // finishes its last batch meanwhile.)
         var old: Engine?
         var dropped: [RecordCache]?
         let wasOpen = writers.locked {

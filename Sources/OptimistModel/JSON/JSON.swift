@@ -18,8 +18,8 @@ public typealias Record = [Key: JSON]
 
 /// An empty record with room for 12 members, to start building a record from: its first
 /// insert copies it, which allocates the storage without the runtime's generic-metadata
-/// lookup that `Record(minimumCapacity:)` makes on every call (a tenth of building a small
-/// record, by callgrind).
+/// lookup that `Record(minimumCapacity:)` makes on every call (a noticeable share of building
+/// a small record).
 package let emptyRecordWithRoom = Record(minimumCapacity: 12)
 
 /// The same with room for 6 members: what a record of unknown size (parsed, decoded) starts

@@ -97,8 +97,8 @@ public struct JSONParser {
         skipSpace()
         if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; return .object([:]) }
         // Each skipSpace is tried only where the next byte is not the expected one: compact
-        // JSON (what programs send) has no whitespace, and four calls a member cost a JSON
-        // tap ~150 instructions.
+        // JSON (what programs send) has no whitespace, and four calls a member were work
+        // every JSON tap paid for nothing.
         while true {
             if i < bytes.count && bytes[i] != UInt8(ascii: "\"") { skipSpace() }
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
@@ -174,7 +174,7 @@ public struct JSONParser {
             if j &+ 8 <= n {
                 // A word with a special byte goes straight to the first one (the lowest flag
                 // is exact; see ``specialBytes(_:)``): most strings end in their first word,
-                // and stepping to the quote byte by byte cost a JSON tap ~500 instructions.
+                // and stepping to the quote byte by byte cost every JSON tap a step per byte.
                 let special = specialBytes(UInt64(littleEndian: UnsafeRawPointer(base + j).loadUnaligned(as: UInt64.self)))
                 if special == 0 { j &+= 8; continue }
                 j &+= special.trailingZeroBitCount &>> 3
@@ -336,7 +336,7 @@ public struct JSONParser {
 
 /// Whether every byte of `b` is ASCII: eight at a time, the last word overlapping the one
 /// before it (never past `b`), short input in halves. Inlined before ``isValidUTF8(_:)``
-/// where most text is ASCII: the call and its loops cost a tap about 70 instructions a string.
+/// where most text is ASCII: otherwise the call and its loops are paid for every string of a tap.
 @inlinable @inline(__always) package func isASCII(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
     let n = b.count
     guard let base = b.baseAddress, n > 0 else { return true }

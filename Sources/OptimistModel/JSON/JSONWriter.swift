@@ -45,15 +45,15 @@ public enum JSONWriter {
         return out.finish()
     }
 
-    public static func write(_ value: JSON, into out: inout [UInt8]) { write(value, into: &out, sorted: true) }
+    package static func write(_ value: JSON, into out: inout [UInt8]) { write(value, into: &out, sorted: true) }
 
-    public static func writeObject(_ o: [Key: JSON], into out: inout [UInt8]) {
+    package static func writeObject(_ o: [Key: JSON], into out: inout [UInt8]) {
         writeObject(o, into: &out, sorted: true)
     }
 
-    public static func writeNumber(_ d: Double, into out: inout [UInt8]) { emitNumber(d, into: &out) }
+    package static func writeNumber(_ d: Double, into out: inout [UInt8]) { emitNumber(d, into: &out) }
 
-    public static func writeString(_ s: String, into out: inout [UInt8]) { emitString(s, into: &out) }
+    package static func writeString(_ s: String, into out: inout [UInt8]) { emitString(s, into: &out) }
 
     /// An object's members in canonical (bytewise) order, or, with `sorted: false`, in the
     /// dictionary's own order: for bytes only the engine reads back (an in-memory store's

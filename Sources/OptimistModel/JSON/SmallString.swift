@@ -3,8 +3,8 @@ import Synchronization
 /// Short ASCII strings built straight from their bytes.
 ///
 /// Swift keeps a string of up to 15 UTF-8 bytes inline in the string value itself (no
-/// allocation). Building one through the standard library's initializers still costs about a
-/// hundred instructions (a closure, a second validation pass, a copy), and an app's record
+/// allocation). Building one through the standard library's initializers still costs a
+/// closure, a second validation pass and a copy, and an app's record
 /// holds many such strings: field names, short values, keys. Here the two words are written
 /// directly: the bytes in order, then the count with the "small ASCII" flags in the last byte.
 ///
@@ -25,8 +25,8 @@ import Synchronization
     /// flags in the last byte; nil when there are more than 15 or a byte is not ASCII.
     ///
     /// The bytes are gathered with loads that never reach past `bytes` (``lowBytes(_:from:to:)``),
-    /// not copied with `memcpy`: a call of ~25 instructions for a few bytes, made for every
-    /// key, field name and short value (a dozen times a tap). The words are little-endian,
+    /// not copied with `memcpy`: a function call for a few bytes, made for every key, field
+    /// name and short value, many times a tap. The words are little-endian,
     /// which is the layout only on a little-endian machine; elsewhere the layout check
     /// (``layoutVerified``) fails and nothing uses these words.
     @inlinable @inline(__always)
