@@ -4,8 +4,8 @@
 /// A handle only: it holds the store and the collection's name, costs nothing to make, and every
 /// call goes to the store as the untyped API would (the same mutations, statuses, views and
 /// changes; a record written here reads back through ``/OptimistCore/Store/get(_:_:)`` and the
-/// other hosts). Values are encoded with ``/OptimistCore/RecordEncoder`` and decoded with
-/// ``/OptimistCore/RecordDecoder``; a record that does not decode is a
+/// other hosts). Values are encoded with ``RecordEncoder`` and decoded with
+/// ``RecordDecoder``; a record that does not decode is a
 /// ``CollectionError/coding(_:)`` naming the collection, key and field.
 public struct TypedCollection<Value: Codable & Sendable>: Sendable {
     /// The store the records live in.

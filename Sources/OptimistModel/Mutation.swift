@@ -98,7 +98,7 @@ public struct MutationRecord: Sendable, Equatable {
     public var policy: FailurePolicy
     /// The reason given with the last failure (the server's error, or rollback's reason).
     public var lastError: String?
-    /// How often the app retried it after a permanent failure (``Store/retry(_:)`` of a failed
+    /// How often the app retried it after a permanent failure (`Store.retry(_:)` of a failed
     /// mutation): sent on the wire, so a server processes a rejected mutation again only
     /// when this is higher than the count it recorded.
     public var retry: Int

@@ -1,5 +1,5 @@
 /// One operation of a mutation. Value type: build arrays of them and hand them to
-/// ``Store/mutate(_:dedupeKey:policy:)``.
+/// `Store.mutate(_:dedupeKey:policy:)` (in `OptimistCore`).
 public enum Op: Sendable, Hashable {
     /// Replace the record.
     case put(collection: Key, key: Key, value: Record)

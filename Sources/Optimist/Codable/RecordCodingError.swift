@@ -169,6 +169,6 @@ func recordCodingError(_ error: any Error, at path: @autoclosure () -> [any Codi
     return RecordCodingError(path: components(path()), reason: .invalidValue("\(error)"))
 }
 
-/// ``Key`` under a name the coding containers can use: inside them `Key` is the container's
+/// ``/OptimistModel/Key`` under a name the coding containers can use: inside them `Key` is the container's
 /// own coding-key type.
 typealias FieldKey = Key

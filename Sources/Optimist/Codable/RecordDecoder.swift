@@ -1,4 +1,4 @@
-/// Turns a stored ``Record`` (or any ``JSON`` value) into an app's `Decodable` value, straight
+/// Turns a stored ``/OptimistModel/Record`` (or any ``/OptimistModel/JSON`` value) into an app's `Decodable` value, straight
 /// from the engine's values: no JSON text in between, and no Foundation.
 ///
 /// Strict where a silent guess would corrupt data: a number with a fraction, or out of range,

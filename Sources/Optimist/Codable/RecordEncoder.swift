@@ -1,4 +1,4 @@
-/// Turns an app's `Encodable` value into a ``Record`` (or any ``JSON`` value), straight to the
+/// Turns an app's `Encodable` value into a ``/OptimistModel/Record`` (or any ``/OptimistModel/JSON`` value), straight to the
 /// engine's values: no JSON text in between, and no Foundation.
 ///
 /// Numbers become JSON numbers (doubles): an integer beyond ±2^53 or a NaN/infinity is an
