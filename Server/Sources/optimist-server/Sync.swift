@@ -27,11 +27,13 @@ struct SyncService: Sendable {
     /// Answers a pull from one consistent snapshot.
     func pull(user: String, _ request: PullRequest) async throws -> PullAnswer {
         let pageSize = self.pageSize
+        // Checked before the transaction: a bad request is the client's, not the database's.
+        let cursor = try request.seqCursor()
         return try await storage.read { tx in
             let spaceSeq = try await tx.spaceSeq(user: user)
             // A cursor past the space's seq was not issued by this database (it was reset or
             // replaced): start over rather than wait for ever for seqs that will not come.
-            var from = try request.seqCursor() ?? 0
+            var from = cursor ?? 0
             if from > spaceSeq { from = 0 }
             let rows = try await tx.changes(user: user, after: from, limit: pageSize + 1)
             if rows.count > pageSize {
