@@ -7,20 +7,6 @@ public typealias MutationID = UInt64
 /// larger id is damaged.
 package let largestMutationID: MutationID = (1 << 53) - 1
 
-/// A mutation id as a dictionary key. Ids are sequential integers, so a multiply-xorshift mix
-/// of the seed and the id spreads them well; the default SipHash of a `UInt64` was a large
-/// share of a mutate's instructions (BENCHMARKS.md).
-package struct MutationKey: Hashable, Sendable {
-    package let id: MutationID
-    @inlinable package init(_ id: MutationID) { self.id = id }
-    @inlinable package func hash(into hasher: inout Hasher) { hasher.combine(id) }
-    @inlinable package func _rawHashValue(seed: Int) -> Int {
-        var x = id ^ UInt64(bitPattern: Int64(seed))
-        x = (x ^ (x >> 32)) &* 0xD6E8_FEB8_6659_FD93
-        return Int(truncatingIfNeeded: x ^ (x >> 32))
-    }
-}
-
 /// Where a mutation is in its life.
 public enum MutationStatus: Int32, Sendable, CaseIterable, CustomStringConvertible {
     /// Applied, not yet handed to the sender.
