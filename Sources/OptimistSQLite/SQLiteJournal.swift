@@ -35,9 +35,11 @@ public final class SQLiteJournal: JournalSink, @unchecked Sendable {
     /// A store dropped without `close` still writes what it queued, then releases the file.
     deinit { try? close() }
 
-    package func append(_ entries: [JournalEntry]) { state.append(entries) }
+    package func append(_ entries: [JournalEntry], number: UInt64) { state.append(entries, number: number) }
 
-    package func append(taking entries: inout [JournalEntry]) { state.append(taking: &entries) }
+    package func append(taking entries: inout [JournalEntry], number: UInt64) {
+        state.append(taking: &entries, number: number)
+    }
 
     public func flush() throws(OptimistError) { try state.flush() }
 
@@ -83,10 +85,9 @@ final class WriterState: @unchecked Sendable {
     private var spent: [JournalEntry] = []
     private var appended: UInt64 = 0
     private var committed: UInt64 = 0
-    /// Mirrors of `appended` and `committed` read without the monitor by the store's record
-    /// storage (``SQLiteStorage``), which keeps a confirmed record in memory until the append
-    /// that carries it is committed.
-    let appendedCount = Atomic<UInt64>(0)
+    /// Mirrors `committed` (the number of the last append committed) for the store's record
+    /// storage (``SQLiteStorage``), read without the monitor: it keeps a confirmed record in
+    /// memory until the append it numbered for that record is committed.
     let committedCount = Atomic<UInt64>(0)
     private var synced: UInt64 = 0
     private var syncWanted: UInt64 = 0
@@ -123,28 +124,30 @@ final class WriterState: @unchecked Sendable {
 
     init(writer: BatchWriter) { self.writer = writer }
 
-    func append(_ entries: [JournalEntry]) {
-        appending(count: entries.count) { for e in entries { enqueue(e) } }
+    func append(_ entries: [JournalEntry], number: UInt64) {
+        appending(count: entries.count, number: number) { for e in entries { enqueue(e) } }
     }
 
-    /// Moves `entries` to the queue (see ``JournalSink/append(taking:)``).
-    func append(taking entries: inout [JournalEntry]) {
+    /// Moves `entries` to the queue (see ``JournalSink/append(taking:number:)``).
+    func append(taking entries: inout [JournalEntry], number: UInt64) {
         // Taken from the end, each entry is moved, not copied and released; reversed first
         // to keep their order, in the buffer (which moves them; Array's own reverse copies).
         if entries.count > 1 { entries.withUnsafeMutableBufferPointer { $0.reverse() } }
-        appending(count: entries.count) { while let e = entries.popLast() { enqueue(e) } }
+        appending(count: entries.count, number: number) { while let e = entries.popLast() { enqueue(e) } }
     }
 
-    /// Runs `enqueueAll` (which enqueues `count` entries) under the monitor, waking the writer
-    /// when it needs to be.
-    private func appending(count: Int, _ enqueueAll: () -> Void) {
+    /// Runs `enqueueAll` (which enqueues `count` entries of append `number`) under the
+    /// monitor, waking the writer when it needs to be.
+    private func appending(count: Int, number: UInt64, _ enqueueAll: () -> Void) {
         monitor.locked {
             // Wake the writer only when it sleeps with nothing to do: a wake-up per call cost
             // the caller a futex call and set the writer competing for the core on every mutate.
             let wake = queue.isEmpty && writerIdle && !stalled
             enqueueAll()
-            appended += 1
-            appendedCount.store(appended, ordering: .releasing)
+            // Numbers come from the store's storage, one per append, in order: the writer's
+            // commits and `flush` count in them.
+            assert(number > appended, "journal appends must be numbered in increasing order")
+            appended = number
             if !spent.isEmpty { spent.removeLast(min(spent.count, count + 2)) }
             if wake { monitor.broadcast() }
         }

@@ -8,8 +8,9 @@ import OptimistModel
 /// The background writer lags the store by a few milliseconds (longer for a big batch or a
 /// full disk), so a record the store confirmed may not be in the file yet. Such records stay
 /// in ``unwritten`` (outside the cache's budget, never evicted) until the journal append that
-/// carries them is committed: the journal numbers its appends, and the writer publishes the
-/// highest number it committed. Reads look there first, so they never see the file behind
+/// carries them is committed: this storage numbers the appends (``sealAppend()``), the store
+/// hands each number to the journal with its entries, and the writer publishes the highest
+/// number it committed. Reads look there first, so they never see the file behind
 /// the store; scans and view aggregates merge it over the file's rows.
 ///
 /// Used under the store's lock (one call at a time); the file is read through a connection of
@@ -29,6 +30,15 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         var append: UInt64
     }
     private var unwritten: [RecordAddress: Unwritten] = [:]
+    /// The number of the journal append that will carry the records set now. Only writers use
+    /// it (``setRecord(_:_:_:)`` and ``sealAppend()``, under the writers' lock).
+    private var currentAppend: UInt64 = 1
+
+    func sealAppend() -> UInt64 {
+        let sealed = currentAppend
+        currentAppend &+= 1
+        return sealed
+    }
 
     /// Per collection, the lowest and highest key it has in the file or in ``unwritten`` (or
     /// ever had: a delete does not narrow them), once asked for. A key outside them has no
@@ -363,8 +373,9 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
 
     func setRecord(_ collection: Key, _ key: Key, _ value: Record?) {
         let a = RecordAddress(collection: collection, key: key)
-        // The store appends this call's journal entries after the call: the next append.
-        let append = writer.appendedCount.load(ordering: .acquiring) &+ 1
+        // The store appends this change's journal entries after it, as the append numbered
+        // next (``sealAppend()``).
+        let append = currentAppend
         unwritten[a] = Unwritten(value: value, append: append)
         if value != nil {
             if bounds[collection] != nil {

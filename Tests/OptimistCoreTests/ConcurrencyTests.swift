@@ -40,7 +40,7 @@ private final class SlowSink: JournalSink, @unchecked Sendable {
     private var appended = 0
     private var seenByFlush: [Int] = []
     private var held = false
-    func append(_ entries: [JournalEntry]) {
+    func append(_ entries: [JournalEntry], number: UInt64) {
         let first = lock.withLock { () -> Bool in
             defer { held = true }
             return !held

@@ -180,8 +180,38 @@ import Testing
 
 /// A journal sink that keeps nothing: for stores restored from a snapshot in memory.
 final class DiscardingSink: JournalSink {
-    func append(_ entries: [JournalEntry]) {}
+    func append(_ entries: [JournalEntry], number: UInt64) {}
     func flush() throws(OptimistError) {}
     func close() throws(OptimistError) {}
     func takeError() -> OptimistError? { nil }
+}
+
+/// A journal sink that records each append's number and entry count.
+final class NumberingSink: JournalSink, @unchecked Sendable {
+    private let lock = NSLockLike()
+    private var seen: [(number: UInt64, count: Int)] = []
+    var appends: [(number: UInt64, count: Int)] { lock.withLock { seen } }
+    func append(_ entries: [JournalEntry], number: UInt64) { lock.withLock { seen.append((number, entries.count)) } }
+    func flush() throws(OptimistError) {}
+    func close() throws(OptimistError) {}
+    func takeError() -> OptimistError? { nil }
+}
+
+/// The storage names every journal append (``ConfirmedStorage/sealAppend()``) and the store
+/// hands that number to the sink: one per change that journals something, in order from 1;
+/// reads and refused changes append nothing and take no number.
+@Suite struct AppendNumberTests {
+    @Test func everyJournalingChangeTakesTheNextNumber() throws {
+        let sink = NumberingSink()
+        let s = try Store(restoring: StoreSnapshot(clientID: "c"), sink: sink)
+        let a = try s.mutate([put("c", "a", ["n": 1, "t": "text"])])
+        _ = try s.get("c", "a")
+        #expect(throws: OptimistError.self) { try s.mutate([incr("c", "a", "t", 1)]) }   // not a number
+        try s.commit(a)
+        try s.serverApply([put("c", "z", ["n": 2])])
+        let numbers = sink.appends.map(\.number)
+        #expect(numbers == Array(1...UInt64(numbers.count)))
+        #expect(numbers.count == 3)
+        #expect(sink.appends.allSatisfy { $0.count > 0 })
+    }
 }

@@ -34,11 +34,11 @@ import OptimistOpen
         var batch = entries("c")
         let capacity = batch.capacity
         if taking {
-            journal.append(taking: &batch)
+            journal.append(taking: &batch, number: 1)
             #expect(batch.isEmpty)
             #expect(batch.capacity == capacity)   // the buffer stays for the next change
         } else {
-            journal.append(batch)
+            journal.append(batch, number: 1)
             #expect(batch.count == 7)             // copied, not taken
         }
         try journal.close()
@@ -58,11 +58,11 @@ import OptimistOpen
         let dir = TempDir()
         let path = dir.file("spent.db")
         let (_, journal, _) = try SQLiteStoreFile.open(path: path)
-        journal.append((0..<1000).map { .confirmed(collection: "c", key: Key("k\($0)"), value: ["n": .number(Double($0))]) })
+        journal.append((0..<1000).map { .confirmed(collection: "c", key: Key("k\($0)"), value: ["n": .number(Double($0))]) }, number: 1)
         try journal.flush()
         #expect(journal.state.spentCount == 0)
         // Also when the writer wrote the entries before the flush began (the flush only syncs).
-        journal.append([.confirmed(collection: "c", key: "last", value: [:])])
+        journal.append([.confirmed(collection: "c", key: "last", value: [:])], number: 2)
         while journal.state.committedCount.load(ordering: .acquiring) < 2 { usleep(1000) }
         try journal.flush()
         #expect(journal.state.spentCount == 0)

@@ -28,8 +28,16 @@ package protocol ConfirmedStorage: AnyObject {
     func uncachedRecords(_ collection: Key, _ keys: [Key]) throws(OptimistError) -> [Key: Record]
 
     /// `C[collection][key] := value` (nil deletes). Never fails: a file-backed storage keeps
-    /// the value in memory until its writer has written it.
+    /// the value in memory until its writer has written it, that is until the journal append
+    /// that carries it (the number ``sealAppend()`` gives next) is committed.
     func setRecord(_ collection: Key, _ key: Key, _ value: Record?)
+
+    /// The number of the journal append that carries what the change wrote since the last
+    /// call (1, 2, ...), after which the next append's number begins. The store calls it once
+    /// per append, under the writers' lock, and hands the number to the sink with the entries:
+    /// the storage names each append, so it knows which of its writer's commits makes a record
+    /// durable without reading the sink's own counts.
+    func sealAppend() -> UInt64
 
     /// Confirmed records of `collection` whose key starts with `prefix` and sorts after
     /// `after` (nil: from the start), in byte order, at most `limit` (> 0).

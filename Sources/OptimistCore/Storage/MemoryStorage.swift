@@ -8,6 +8,8 @@ import OptimistModel
 /// entry (key and slot) and the sorted key list scans need, plus the cache's budget.
 package final class MemoryStorage: ConfirmedStorage {
     private var tables: [Key: Table] = [:]
+    /// The last number ``sealAppend()`` gave (an in-memory store has a sink only in tests).
+    private var appends: UInt64 = 0
     private var cache: RecordCache
 
     package init(cacheBytes: Int = defaultCacheBytes) {
@@ -58,6 +60,11 @@ package final class MemoryStorage: ConfirmedStorage {
     }
 
     package func endCall() { cache.trim() }
+
+    package func sealAppend() -> UInt64 {
+        appends &+= 1
+        return appends
+    }
 
     /// While set, writes leave compaction for ``prepareUpkeep()`` (a staged change moving its
     /// records in, a step at a time under the state lock, must keep each step short).

@@ -2,15 +2,16 @@ import OptimistModel
 /// Where a store sends what changed, for a persistence layer to write in the background.
 ///
 /// `append` is called with the store's lock held, in the order the changes happened, so it
-/// must only queue the entries and return.
+/// must only queue the entries and return. Each append carries its number, which the store's
+/// storage named (``ConfirmedStorage/sealAppend()``): increasing from 1, one per append.
 package protocol JournalSink: AnyObject, Sendable {
-    /// Queues entries for the background writer.
-    func append(_ entries: [JournalEntry])
-    /// Queues entries for the background writer, moving them out of `entries` and leaving it
-    /// empty with its capacity (the store's journal buffer, reused by its next change). The
-    /// default copies them through ``append(_:)``; a sink that moves them saves the store a
-    /// copy and a release of every entry.
-    func append(taking entries: inout [JournalEntry])
+    /// Queues entries for the background writer, as append `number`.
+    func append(_ entries: [JournalEntry], number: UInt64)
+    /// Queues entries for the background writer, as append `number`, moving them out of
+    /// `entries` and leaving it empty with its capacity (the store's journal buffer, reused by
+    /// its next change). The default copies them through ``append(_:number:)``; a sink that
+    /// moves them saves the store a copy and a release of every entry.
+    func append(taking entries: inout [JournalEntry], number: UInt64)
     /// Returns once everything appended before the call is durable.
     func flush() throws(OptimistError)
     /// Flushes and releases the file.
@@ -21,9 +22,9 @@ package protocol JournalSink: AnyObject, Sendable {
 }
 
 extension JournalSink {
-    /// Copies the entries through ``append(_:)``, then empties `entries` in place.
-    package func append(taking entries: inout [JournalEntry]) {
-        append(entries)
+    /// Copies the entries through ``append(_:number:)``, then empties `entries` in place.
+    package func append(taking entries: inout [JournalEntry], number: UInt64) {
+        append(entries, number: number)
         // One entry at a time (a tap journals one): `removeAll(keepingCapacity:)` goes through
         // the general range replacement, which costs a tap more than popping its one entry.
         while entries.popLast() != nil {}

@@ -190,9 +190,9 @@ public final class Store: Sendable {
         guard let sink else { return }
         if var journal = staged {
             if let rest = e.takeJournal() { journal.append(contentsOf: rest) }
-            if !journal.isEmpty { sink.append(journal) }
+            if !journal.isEmpty { sink.append(journal, number: e.storage.sealAppend()) }
         } else if e.journal?.isEmpty == false {
-            sink.append(taking: &e.journal!)
+            sink.append(taking: &e.journal!, number: e.storage.sealAppend())
         }
     }
 
