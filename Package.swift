@@ -73,7 +73,7 @@ let package = Package(
         // through OptimistSQLite's schema and decoders, also one another process has open, without
         // the library's open path (see Sources/OptimistCLI/FileSnapshot.swift). CMake installs it
         // as PREFIX/bin/optimist.
-        .executableTarget(name: "optimist-cli", dependencies: ["OptimistModel", "OptimistSQLite", "CSQLite", "COptimist"], path: "Sources/OptimistCLI"),
+        .executableTarget(name: "optimist-cli", dependencies: ["OptimistModel", "OptimistSQLite", "COptimist"], path: "Sources/OptimistCLI"),
         // Microbenchmarks (Benchmarks/run builds this in release mode).
         .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "OptimistModel", "OptimistCore", "OptimistSQLite", "OptimistOpen", "OptimistFoundation", "CSQLite"], path: "Benchmarks/Swift"),
         // A child process the crash tests kill with SIGKILL.

@@ -1,7 +1,9 @@
 import COptimist
+import OptimistSQLite
+
 /// The help texts: what a newcomer needs to use the tool without the library's docs.
 enum Help {
-    static let version = "optimist \(OPTIMIST_VERSION) (store layouts 1 to \(StoreReader.knownVersion))"
+    static let version = "optimist \(OPTIMIST_VERSION) (store layouts 1 to \(Schema.currentVersion))"
 
     static let overview = """
     optimist - look inside an Optimist store file

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import OptimistSQLite
 
 // optimist: the command-line tool that reads store files (see Help.swift for what it does,
 // FileSnapshot.swift for how it reads a store another process is writing).
@@ -26,7 +27,7 @@ func run(_ args: [String]) -> Int32 {
             defer { withExtendedLifetime(snapshot) {} }
             let store = try StoreReader(snapshot)
             if store.isNewerThanKnown {
-                Output.error("\(inv.file): note: layout version \(store.version) is newer than this tool knows (\(StoreReader.knownVersion)); showing what it understands")
+                Output.error("\(inv.file): note: layout version \(store.version) is newer than this tool knows (\(Schema.currentVersion)); showing what it understands")
             }
             switch inv.command {
             case .inspect: try Inspect.run(inv, snapshot, store)

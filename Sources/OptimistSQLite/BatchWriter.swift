@@ -258,7 +258,7 @@ extension BatchWriter {
         defer { getChunk.reset() }
         guard try getChunk.step() else { return [UInt8](repeating: 0, count: EndedChunks.bytesPerChunk) }
         guard getChunk.isBlob(0) else { throw .corrupt("ended chunk \(chunk) is not a blob") }
-        let bits = try getChunk.withBlob(0) { Array($0) }
+        let bits = getChunk.withBlob(0) { Array($0) }
         guard bits.count == EndedChunks.bytesPerChunk else {
             throw .corrupt("ended chunk \(chunk) has \(bits.count) bytes, not \(EndedChunks.bytesPerChunk)")
         }

@@ -10,7 +10,7 @@ import OptimistModel
 ///
 /// Id `id` sits in byte `(id & 4095) >> 2` of its chunk, at bit `2 * (id & 3)`. Codes: 0 not
 /// ended (or never used), 1 committed, 2 rolled back; 3 is invalid (a damaged file).
-enum EndedChunks {
+package enum EndedChunks {
     static let shift: UInt64 = 12
     static let idsPerChunk = 1 << shift
     static let bytesPerChunk = idsPerChunk / 4
@@ -44,21 +44,48 @@ enum EndedChunks {
         bits[offset >> 2] = bits[offset >> 2] & ~(3 << shift) | code(status) << shift
     }
 
-    /// Appends every ended id of one stored chunk, in id order. A row that is not a chunk
-    /// this layout writes (a negative or too big number, another length, code 3) is `CORRUPT`.
-    static func decode(chunk: Int64, _ bits: UnsafeBufferPointer<UInt8>,
-                       into out: inout [(id: MutationID, status: MutationStatus)]) throws(OptimistError) {
-        guard chunk >= 0, chunk <= maxChunk else { throw .corrupt("ended chunk \(chunk) is out of range") }
-        guard bits.count == bytesPerChunk else {
-            throw .corrupt("ended chunk \(chunk) has \(bits.count) bytes, not \(bytesPerChunk)")
+    /// The stored chunks, in chunk (and so id) order; ``decode(row:into:)`` reads a row.
+    package static let query = "SELECT chunk, bits FROM ended_chunks ORDER BY chunk"
+
+    /// Why a stored chunk does not decode: it is not a chunk this layout writes.
+    package enum Fault: Error {
+        case notABlob(chunk: Int64)
+        /// A negative chunk number, or one past ``maxChunk``.
+        case outOfRange(chunk: Int64)
+        case wrongLength(chunk: Int64, bytes: Int)
+        /// Code 3 at `id`.
+        case invalidCode(chunk: Int64, id: MutationID)
+
+        /// What the library says (`CORRUPT`) when it opens such a file.
+        package var message: String {
+            switch self {
+            case .notABlob(let chunk): "ended chunk \(chunk) is not a blob"
+            case .outOfRange(let chunk): "ended chunk \(chunk) is out of range"
+            case .wrongLength(let chunk, let bytes): "ended chunk \(chunk) has \(bytes) bytes, not \(bytesPerChunk)"
+            case .invalidCode(_, let id): "ended mutation \(id) has an invalid code (3)"
+            }
         }
+    }
+
+    /// Appends every ended id of the chunk in `row` (a row of ``query``), in id order.
+    package static func decode(row: Statement, into out: inout [(id: MutationID, status: MutationStatus)]) throws(Fault) {
+        let chunk = row.int64(0)
+        guard row.isBlob(1) else { throw .notABlob(chunk: chunk) }
+        try row.withBlob(1) { (bits) throws(Fault) in try decode(chunk: chunk, bits, into: &out) }
+    }
+
+    /// Appends every ended id of one stored chunk, in id order.
+    static func decode(chunk: Int64, _ bits: UnsafeBufferPointer<UInt8>,
+                       into out: inout [(id: MutationID, status: MutationStatus)]) throws(Fault) {
+        guard chunk >= 0, chunk <= maxChunk else { throw .outOfRange(chunk: chunk) }
+        guard bits.count == bytesPerChunk else { throw .wrongLength(chunk: chunk, bytes: bits.count) }
         let base = UInt64(chunk) << shift
         for (i, byte) in bits.enumerated() where byte != 0 {
             for slot in 0..<4 {
                 let code = (byte >> UInt8(slot * 2)) & 3
                 if code == 0 { continue }
                 let id = base | UInt64(i * 4 + slot)
-                guard let status = status(code) else { throw .corrupt("ended mutation \(id) has an invalid code (\(code))") }
+                guard let status = status(code) else { throw .invalidCode(chunk: chunk, id: id) }
                 out.append((id, status))
             }
         }

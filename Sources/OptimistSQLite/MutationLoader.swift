@@ -32,17 +32,13 @@ final class MutationLoader: MutationStream, @unchecked Sendable {
                 end()
                 return false
             }
-            let id = MutationID(bitPattern: s.int64(0))
-            guard let status = MutationStatus(rawValue: Int32(truncatingIfNeeded: s.int64(2))), !status.isEnded,
-                  let policy = FailurePolicy(rawValue: Int32(truncatingIfNeeded: s.int64(6))) else {
-                throw .corrupt("mutation \(id) has an unknown status or policy")
+            let mutation: MutationRecord
+            do { mutation = try MutationRows.mutation(s) } catch {
+                throw .corrupt("mutation \(error.id) has an unknown status or policy")
             }
             let start = out.bytes.count
             try s.withBytes(1) { out.bytes.append(contentsOf: $0) }
-            out.rows.append((MutationRecord(
-                id: id, ops: [], status: status, attempts: Int(s.int64(3)), nextAttemptAt: s.int64(4),
-                dedupeKey: s.text(5), policy: policy, lastError: s.text(7), retry: Int(s.int64(8)),
-                queuePosition: s.isNull(9) ? nil : MutationID(bitPattern: s.int64(9))), start..<out.bytes.count))
+            out.rows.append((mutation, start..<out.bytes.count))
         }
         return true
     }
@@ -61,7 +57,7 @@ final class MutationLoader: MutationStream, @unchecked Sendable {
     private func begin() throws(OptimistError) {
         guard rows == nil, let c = connection else { return }
         try c.exec("PRAGMA cache_size = -2000; PRAGMA mmap_size = 1073741824; BEGIN")
-        rows = try c.prepare(SnapshotLoader.mutationsQuery)
+        rows = try c.prepare(MutationRows.query)
     }
 
     /// Ends the read transaction and closes the connection (idempotent).

@@ -115,7 +115,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         self.writer = writer
         cache = RecordCache(budget: cacheBytes)
         getRecord = try connection.serially { () throws(OptimistError) in
-            try connection.prepare("SELECT value FROM records WHERE coll = ? AND key = ?")
+            try connection.prepare(Schema.Query.record)
         }
     }
 

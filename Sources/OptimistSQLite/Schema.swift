@@ -6,9 +6,12 @@ import OptimistModel
 /// A store file is recognized by `PRAGMA application_id` (``Schema/applicationID``); its
 /// layout version is `PRAGMA user_version`. A SQLite file with another application id, or
 /// without ours but with tables in it, is not ours (`CORRUPT`): the store never writes to it.
-enum Schema {
+///
+/// The command-line tool reads files of every layout without migrating them, through what
+/// the `package` members here and in StoredRows.swift say about them.
+package enum Schema {
     /// "OPTM": marks a SQLite file as an Optimist store.
-    static let applicationID: Int32 = 0x4F50_544D
+    package static let applicationID: Int32 = 0x4F50_544D
 
     /// One step of ``migrations``: SQL text, or Swift code for what SQL says badly.
     enum Migration: Sendable {
@@ -85,7 +88,44 @@ enum Schema {
         .code { _ in },
     ]
 
-    static var currentVersion: Int64 { Int64(migrations.count) }
+    /// The newest layout: the one this library writes.
+    package static var currentVersion: Int64 { Int64(migrations.count) }
+
+    /// The tables, named as ``migrations`` create them.
+    package enum Table: String {
+        case meta, records, mutations, loaded
+        /// Layout 1's ended statuses, a row each (see ``endedToChunks(_:)``).
+        case ended
+        /// The ended statuses from layout 2 on (see ``EndedChunks``).
+        case endedChunks = "ended_chunks"
+        /// Stored views, from layout 4 on.
+        case views
+    }
+
+    /// The columns ``migrations`` added to a table after creating it, each with the value
+    /// the rows already there took: a reader of an older file that it does not migrate reads
+    /// that value in the column's place.
+    static let addedColumns: [Table: [String: String]] = [
+        .mutations: ["retry": "0", "queue_position": "NULL"],  // 2 → 3
+        .meta: ["sync_cursor": "NULL"],                        // 2 → 3
+    ]
+
+    /// `SELECT columns FROM table` for a file whose table has the columns `present` (nil: the
+    /// current layout's, all of them), each added column it lacks read as its value from
+    /// before. Any other column it lacks is named all the same, for SQLite to report.
+    static func select(_ columns: [String], from table: Table, present: Set<String>?) -> String {
+        let list = columns.map { c in
+            guard let present, !present.contains(c), let before = addedColumns[table]?[c] else { return c }
+            return before
+        }
+        return "SELECT \(list.joined(separator: ", ")) FROM \(table.rawValue)"
+    }
+
+    /// The file's application id (``applicationID`` in a store) and its layout version.
+    package static func marks(_ c: Connection) throws(OptimistError) -> (applicationID: Int64, version: Int64) {
+        let applicationID = try c.scalarInt("PRAGMA application_id")
+        return (applicationID, try c.scalarInt("PRAGMA user_version"))
+    }
 
     /// Checks that the file is an Optimist store (or a new, empty file) and migrates it to the
     /// current version. Returns true when the file was new. Runs in one transaction with the
@@ -93,8 +133,7 @@ enum Schema {
     static func prepare(_ c: Connection) throws(OptimistError) -> Bool {
         try c.exec("BEGIN IMMEDIATE")
         do throws(OptimistError) {
-            let appID = try c.scalarInt("PRAGMA application_id")
-            let version = try c.scalarInt("PRAGMA user_version")
+            let (appID, version) = try marks(c)
             let fresh: Bool
             if appID == Int64(applicationID) {
                 guard version <= currentVersion else {

@@ -16,9 +16,9 @@ enum SnapshotLoader {
         try c.exec("BEGIN")
         defer { try? c.exec("COMMIT") }
 
-        let meta = try c.prepare("SELECT client_id, next_mutation_id, sync_cursor FROM meta WHERE one = 1")
-        guard try meta.step(), let clientID = meta.text(0) else { throw .corrupt("store file has no meta row") }
-        var snapshot = StoreSnapshot(clientID: clientID, nextID: MutationID(bitPattern: meta.int64(1)), syncCursor: meta.text(2))
+        guard let meta = try StoredMeta.read(c) else { throw .corrupt("store file has no meta row") }
+        var snapshot = StoreSnapshot(clientID: meta.clientID, nextID: MutationID(bitPattern: meta.nextMutationID),
+                                     syncCursor: meta.syncCursor)
         // The live mutations are read while the store folds them (see ``MutationLoader``).
         snapshot.stream = mutations
 
@@ -36,11 +36,9 @@ enum SnapshotLoader {
         }
 
         // Ended statuses: 2-bit codes in chunks of ids (see ``EndedChunks``), in id order.
-        let ended = try c.prepare("SELECT chunk, bits FROM ended_chunks ORDER BY chunk")
+        let ended = try c.prepare(EndedChunks.query)
         while try ended.step() {
-            let chunk = ended.int64(0)
-            guard ended.isBlob(1) else { throw .corrupt("ended chunk \(chunk) is not a blob") }
-            try ended.withBlob(1) { (bits) throws(OptimistError) in try EndedChunks.decode(chunk: chunk, bits, into: &snapshot.ended) }
+            do { try EndedChunks.decode(row: ended, into: &snapshot.ended) } catch { throw .corrupt(error.message) }
         }
 
         let loaded = try c.prepare("SELECT coll, from_key, to_key, at_ms FROM loaded ORDER BY seq")
@@ -50,9 +48,4 @@ enum SnapshotLoader {
         }
         return snapshot
     }
-
-    static let mutationsQuery = """
-        SELECT id, ops, status, attempts, next_attempt_ms, dedupe_key, policy, last_error, retry, queue_position
-        FROM mutations ORDER BY id
-        """
 }

@@ -6,7 +6,7 @@ import OptimistModel
 private var transient: sqlite3_destructor_type { unsafeBitCast(-1, to: sqlite3_destructor_type.self) }
 
 /// A prepared statement, reused across rows and batches (prepared once, bound per row).
-final class Statement {
+package final class Statement {
     let stmt: OpaquePointer
     private unowned let connection: Connection
 
@@ -21,7 +21,7 @@ final class Statement {
     func bind(_ i: Int32, _ v: Int) { sqlite3_bind_int64(stmt, i, Int64(v)) }
     func bindNull(_ i: Int32) { sqlite3_bind_null(stmt, i) }
 
-    func bind(_ i: Int32, _ s: String?) {
+    package func bind(_ i: Int32, _ s: String?) {
         guard var s else { sqlite3_bind_null(stmt, i); return }
         _ = s.withUTF8 { buf in
             // An empty buffer may have no base address, which SQLite would take for NULL.
@@ -47,7 +47,7 @@ final class Statement {
     func double(_ c: Int32) -> Double { sqlite3_column_double(stmt, c) }
 
     /// Steps once: true when a row is ready, false when done.
-    func step() throws(OptimistError) -> Bool {
+    package func step() throws(OptimistError) -> Bool {
         let rc = sqlite3_step(stmt)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
@@ -141,10 +141,11 @@ final class Statement {
         while try step() {}
     }
 
-    func int64(_ c: Int32) -> Int64 { sqlite3_column_int64(stmt, c) }
-    func isNull(_ c: Int32) -> Bool { sqlite3_column_type(stmt, c) == SQLITE_NULL }
+    package func int64(_ c: Int32) -> Int64 { sqlite3_column_int64(stmt, c) }
+    package func isNull(_ c: Int32) -> Bool { sqlite3_column_type(stmt, c) == SQLITE_NULL }
 
-    func text(_ c: Int32) -> String? {
+    /// A TEXT column (nil when NULL); bytes that are not UTF-8 are repaired, not trusted.
+    package func text(_ c: Int32) -> String? {
         guard let p = sqlite3_column_text(stmt, c) else { return nil }
         return String(decoding: UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, c))), as: UTF8.self)
     }

@@ -9,24 +9,57 @@ import OptimistModel
 /// directly (only a record value goes through the JSON parser, where it stands), skipping the
 /// dictionary the generic parser would build for each op. Anything else (escapes in a name,
 /// another member order, a damaged row) takes the generic path, which also reports errors.
-enum StoredOps {
+///
+/// The command-line tool decodes the ops it shows with ``decode(_:)`` too, and words a
+/// ``Fault`` its own way.
+package enum StoredOps {
+    /// Why stored ops do not decode.
+    package enum Fault: Error {
+        /// Packed bytes that do not decode.
+        case packed(PackedOps.Damage)
+        /// Text that is not JSON.
+        case notJSON(JSONParser.Failure)
+        /// JSON that is not an array.
+        case notAList
+        /// An empty array: a mutation has an op at least.
+        case empty
+        /// An item that is not an op.
+        case op(OptimistError)
+
+        /// What the library says (`CORRUPT`) when it reads such a row.
+        func message(mutation id: MutationID) -> String {
+            switch self {
+            case .packed(let damage): "mutation \(id): packed ops: \(damage)"
+            case .notJSON(let failure): "mutation \(id): ops are not JSON: \(failure)"
+            case .notAList, .empty: "mutation \(id): ops are not a list"
+            case .op(let error): "mutation \(id): \(error)"
+            }
+        }
+    }
+
     static func decode(_ b: UnsafeBufferPointer<UInt8>, id: MutationID) throws(OptimistError) -> [Op] {
+        do { return try decode(b) } catch { throw .corrupt(error.message(mutation: id)) }
+    }
+
+    /// The ops stored in `b` (a row's `ops` column), never empty.
+    package static func decode(_ b: UnsafeBufferPointer<UInt8>) throws(Fault) -> [Op] {
         if PackedOps.isPacked(b) {
-            do { return try PackedOps.decode(b) } catch { throw .corrupt("mutation \(id): packed ops: \(error)") }
+            do { return try PackedOps.decode(b) } catch { throw .packed(error) }
         }
         var scanner = Scanner(bytes: b)
         if let ops = scanner.ops(), !ops.isEmpty { return ops }
-        return try generic(b, id)
+        return try generic(b)
     }
 
-    static func generic(_ b: UnsafeBufferPointer<UInt8>, _ id: MutationID) throws(OptimistError) -> [Op] {
+    static func generic(_ b: UnsafeBufferPointer<UInt8>) throws(Fault) -> [Op] {
         let value: JSON
-        do { value = try JSONParser.parse(b) } catch { throw .corrupt("mutation \(id): ops are not JSON: \(error)") }
-        guard case .array(let items) = value, !items.isEmpty else { throw .corrupt("mutation \(id): ops are not a list") }
+        do { value = try JSONParser.parse(b) } catch { throw .notJSON(error) }
+        guard case .array(let items) = value else { throw .notAList }
+        guard !items.isEmpty else { throw .empty }
         var ops = [Op]()
         ops.reserveCapacity(items.count)
         for item in items {
-            do { ops.append(try Op(json: item)) } catch { throw .corrupt("mutation \(id): \(error)") }
+            do { ops.append(try Op(json: item)) } catch { throw .op(error) }
         }
         return ops
     }

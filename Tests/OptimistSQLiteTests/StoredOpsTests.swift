@@ -38,7 +38,7 @@ import OptimistC
         let text = Op.encode(ops)
         #expect(try decode(text) == ops)
         var t = text
-        #expect(try t.withUTF8 { b in try StoredOps.generic(b, 1) } == ops)
+        #expect(try t.withUTF8 { b in try StoredOps.generic(b) } == ops)
     }
 
     @Test func theFastPathTakesWhatTheStoreWrites() {
