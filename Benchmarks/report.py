@@ -398,6 +398,29 @@ def analysis(c1k: dict, bd: list[dict], rows: list[dict]) -> list[str]:
     return [text, ""]
 
 
+def kept_head() -> str:
+    """What BENCHMARKS.md holds above its generated section (the title and the current figures,
+    written by hand), kept as it is; a page without the marker gets a title alone."""
+    page = ROOT / "BENCHMARKS.md"
+    old = page.read_text() if page.exists() else ""
+    start = old.find("<!-- generated:begin -->")
+    return old[:start] if start >= 0 else "# Benchmarks\n\n"
+
+
+def as_section(text: str, mode: str) -> str:
+    """The generated page as one section of BENCHMARKS.md: its title becomes the section's
+    heading and its headings go one level down, between the markers `kept_head` looks for."""
+    lines = text.rstrip("\n").split("\n")
+    assert lines[0] == "# Benchmarks", lines[0]
+    body, fenced = [], False
+    for line in lines[1:]:
+        if line.startswith("```"):
+            fenced = not fenced
+        body.append("#" + line if line.startswith("#") and not fenced else line)
+    return "\n".join(["<!-- generated:begin -->", f"## The last `Benchmarks/run --{mode}` (generated)"] + body
+                     + ["<!-- generated:end -->"]) + "\n"
+
+
 def kept_sections() -> str:
     """What BENCHMARKS.md holds from its first marked section on (sync, storage, readers: each
     written by its own run and report), kept as it is; the sync block refreshed from
@@ -434,7 +457,8 @@ def main() -> None:
         if has_plot:
             (RESULTS / "reload_vs_optimistic-full.png").write_bytes((RESULTS / "reload_vs_optimistic.png").read_bytes())
     text = markdown(data, mode, seconds, has_plot)
-    (ROOT / "BENCHMARKS.md").write_text(text.rstrip("\n") + "\n\n" + kept_sections())
+    page = kept_head() + as_section(text, mode) + "\n" + kept_sections()
+    (ROOT / "BENCHMARKS.md").write_text(page)
     for r in data["reload_vs_optimistic"]:
         print(f"{r['host']:>6} n={r['n']:>8,}  reload {fmt_us(r.get('reload_us')):>10}  "
               f"lean {fmt_us(r.get('reload_lean_us')):>10}  optimistic {fmt_us(r.get('optimistic_us')):>10}  "
