@@ -125,26 +125,36 @@ private struct PushSession {
                 break  // the user retried a failed change: process it again
             }
         }
-        let result = try await process(m)
         let outcome: StoredOutcome
-        switch result.outcome {
-        case .rejected(let error):
-            outcome = StoredOutcome(mutationID: m.storedID, status: .rejected, retry: m.storedRetry, error: error, seq: seq)
-        case .ok, .retry:  // process answers ok or rejected
+        let result: PushResult
+        switch try await process(m) {
+        case .applied(let ops):
             outcome = StoredOutcome(mutationID: m.storedID, status: .ok, retry: m.storedRetry, error: nil, seq: seq)
+            result = PushResult(id: m.id, outcome: .ok(ops: ops))
+        case .refused(let error):
+            outcome = StoredOutcome(mutationID: m.storedID, status: .rejected, retry: m.storedRetry, error: error, seq: seq)
+            result = PushResult(id: m.id, outcome: .rejected(error: error))
         }
         try await tx.saveOutcome(user: user, clientID: clientID, outcome)
         recorded[m.storedID] = outcome
         return result
     }
 
-    private mutating func process(_ m: PushedMutation) async throws -> PushResult {
+    /// What processing a mutation did: a server answers a push with these two (`retry` is a
+    /// client's to hear from servers that shed load, not this one's).
+    private enum Processed {
+        /// Applied: the absolute ops of the records it touched.
+        case applied([Op])
+        case refused(String)
+    }
+
+    private mutating func process(_ m: PushedMutation) async throws -> Processed {
         if let refusal = rules.refusal(for: m.ops) {
-            return PushResult(id: m.id, outcome: .rejected(error: "refused by rule: \(refusal)"))
+            return .refused("refused by rule: \(refusal)")
         }
         // PostgreSQL text cannot hold U+0000; refuse such names in every store alike.
         if m.ops.contains(where: { $0.collection.string.utf8.contains(0) || $0.key.string.utf8.contains(0) }) {
-            return PushResult(id: m.id, outcome: .rejected(error: "coll and key must not contain U+0000"))
+            return .refused("coll and key must not contain U+0000")
         }
         // Evaluate every op first (later ops see earlier ones); write only if all apply.
         var working: [RecordID: Record?] = [:]
@@ -160,7 +170,7 @@ private struct PushSession {
             }
             switch op.apply(to: current) {
             case .success(let new): working[id] = .some(new)
-            case .failure(let error): return PushResult(id: m.id, outcome: .rejected(error: error.message))
+            case .failure(let error): return .refused(error.message)
             }
         }
         let writeSeq = seq + 1
@@ -179,7 +189,7 @@ private struct PushSession {
             wrote = true
         }
         if wrote { seq = writeSeq }
-        return PushResult(id: m.id, outcome: .ok(ops: order.map { absoluteOp($0, cache[$0]!.value) }))
+        return .applied(order.map { absoluteOp($0, cache[$0]!.value) })
     }
 
     private mutating func currentOps(touchedBy ops: [Op]) async throws -> [Op] {
