@@ -1,6 +1,3 @@
-import OptimistCore
-import OptimistSync
-import OptimistOpen
 import OptimistModel
 
 // Batches: the ops of one mutation (or one server change), built up one call at a time.

@@ -3,9 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import OptimistCore
-import OptimistSync
-import OptimistOpen
 import OptimistModel
 
 // Strings crossing the boundary. In: borrowed NUL-terminated UTF-8, validated before use.

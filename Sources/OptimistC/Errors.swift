@@ -4,9 +4,6 @@ import Glibc
 import Darwin
 #endif
 import COptimist
-import OptimistCore
-import OptimistSync
-import OptimistOpen
 import OptimistModel
 
 // The per-thread last-error message, and the helpers every entry point uses to turn a thrown

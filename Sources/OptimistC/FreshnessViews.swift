@@ -1,6 +1,4 @@
 import OptimistCore
-import OptimistSync
-import OptimistOpen
 import OptimistModel
 
 // Freshness of loaded key ranges, and incrementally maintained views.

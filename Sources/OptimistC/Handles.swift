@@ -1,6 +1,4 @@
 import OptimistCore
-import OptimistSync
-import OptimistOpen
 import OptimistModel
 import Synchronization
 

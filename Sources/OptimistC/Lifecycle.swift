@@ -5,7 +5,6 @@ import Darwin
 #endif
 import COptimist
 import OptimistCore
-import OptimistSync
 import OptimistOpen
 import OptimistModel
 

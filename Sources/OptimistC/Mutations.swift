@@ -1,7 +1,4 @@
 import COptimist
-import OptimistCore
-import OptimistSync
-import OptimistOpen
 import OptimistModel
 
 // mutate, commit, rollback, server_apply.

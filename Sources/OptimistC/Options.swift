@@ -1,7 +1,4 @@
 import COptimist
-import OptimistCore
-import OptimistSync
-import OptimistOpen
 import OptimistModel
 
 // The versioned option structs of Include/optimist.h (optimist_open_options,

@@ -1,6 +1,3 @@
-import OptimistCore
-import OptimistSync
-import OptimistOpen
 import OptimistModel
 
 // The outbox: handing mutations to a sender, and what the sender reports back.

@@ -1,7 +1,4 @@
 import COptimist
-import OptimistCore
-import OptimistSync
-import OptimistOpen
 import OptimistModel
 
 // One-op mutations: a tap that puts one record needs no batch object. Each is

@@ -1,6 +1,3 @@
-import OptimistCore
-import OptimistSync
-import OptimistOpen
 import OptimistModel
 
 // Reads of the visible (or confirmed) state, and of mutations.

@@ -1,7 +1,4 @@
 import COptimist
-import OptimistCore
-import OptimistSync
-import OptimistOpen
 import OptimistModel
 
 // Records given as typed fields (optimist_field, optimist.h) instead of JSON text: the app

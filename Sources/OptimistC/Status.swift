@@ -1,6 +1,3 @@
-import OptimistCore
-import OptimistSync
-import OptimistOpen
 import OptimistModel
 
 // Status you can see: the not-yet-ended mutations, and the layers of one record, as JSON.

@@ -5,8 +5,6 @@ import Darwin
 #endif
 import COptimist
 import OptimistCore
-import OptimistSync
-import OptimistOpen
 import OptimistModel
 
 // Subscriptions: C listeners called with an array of `optimist_change`, the struct as

@@ -139,7 +139,9 @@ package final class SyncMachine {
         willExchange?()
         let ids = batch.map(\.id)
         for id in ids { maybeSent.insert(id) }
-        let reply = send(.push, PushRequest(clientID: clientID, mutations: batch.map { PushedMutation(id: $0.id, retry: $0.retry, ops: $0.ops) }).encoded(), cancelled)
+        let request = PushRequest(clientID: clientID,
+                                  mutations: batch.map { PushedMutation(id: $0.id, retry: $0.retry, ops: $0.ops) })
+        let reply = send(.push, request.encoded(), cancelled)
         let later = now  // failures back off from the time the step began
         func giveBack() { try? store.syncUnsend(ids) }
         switch reply {
