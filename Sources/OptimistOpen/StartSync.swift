@@ -1,10 +1,8 @@
 import OptimistCore
+import OptimistCurl
 import OptimistModel
 import OptimistSync
-
-import OptimistCurl
 import OptimistThreads
-
 
 extension Store {
     /// Starts the store's sync: it pushes the outbox and pulls the server's changes by itself,
