@@ -135,7 +135,7 @@ final class StoreReader {
         var committed = 0, rolledBack = 0
         if try !columns(.endedChunks).isEmpty {
             let r = try prepare(EndedChunks.query)
-            var ended = [(id: MutationID, status: MutationStatus)]()  // one chunk's at a time
+            var ended = [EndedMutation]()  // one chunk's at a time
             while try step(r) {
                 ended.removeAll(keepingCapacity: true)
                 do { try EndedChunks.decode(row: r, into: &ended) } catch {

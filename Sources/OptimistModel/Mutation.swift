@@ -38,6 +38,17 @@ public enum MutationStatus: Int32, Sendable, CaseIterable, CustomStringConvertib
     public var isLive: Bool { !isEnded }
 }
 
+/// A mutation that has ended and how (a store snapshot's, or a store file's ended chunk's).
+package struct EndedMutation: Sendable {
+    package var id: MutationID
+    package var status: MutationStatus
+
+    package init(id: MutationID, status: MutationStatus) {
+        self.id = id
+        self.status = status
+    }
+}
+
 /// What happens to a mutation that fails for good (permanently, or out of retries).
 public enum FailurePolicy: Int32, Sendable {
     /// Roll it back (the default).

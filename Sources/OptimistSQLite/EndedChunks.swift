@@ -68,7 +68,7 @@ package enum EndedChunks {
     }
 
     /// Appends every ended id of the chunk in `row` (a row of ``query``), in id order.
-    package static func decode(row: Statement, into out: inout [(id: MutationID, status: MutationStatus)]) throws(Fault) {
+    package static func decode(row: Statement, into out: inout [EndedMutation]) throws(Fault) {
         let chunk = row.int64(0)
         guard row.isBlob(1) else { throw .notABlob(chunk: chunk) }
         try row.withBlob(1) { (bits) throws(Fault) in try decode(chunk: chunk, bits, into: &out) }
@@ -76,7 +76,7 @@ package enum EndedChunks {
 
     /// Appends every ended id of one stored chunk, in id order.
     static func decode(chunk: Int64, _ bits: UnsafeBufferPointer<UInt8>,
-                       into out: inout [(id: MutationID, status: MutationStatus)]) throws(Fault) {
+                       into out: inout [EndedMutation]) throws(Fault) {
         guard chunk >= 0, chunk <= maxChunk else { throw .outOfRange(chunk: chunk) }
         guard bits.count == bytesPerChunk else { throw .wrongLength(chunk: chunk, bytes: bits.count) }
         let base = UInt64(chunk) << shift
@@ -86,7 +86,7 @@ package enum EndedChunks {
                 if code == 0 { continue }
                 let id = base | UInt64(i * 4 + slot)
                 guard let status = status(code) else { throw .invalidCode(chunk: chunk, id: id) }
-                out.append((id, status))
+                out.append(EndedMutation(id: id, status: status))
             }
         }
     }

@@ -38,16 +38,16 @@ final class MutationLoader: MutationStream, @unchecked Sendable {
             }
             let start = out.bytes.count
             try s.withBytes(1) { out.bytes.append(contentsOf: $0) }
-            out.rows.append((mutation, start..<out.bytes.count))
+            out.rows.append(StoredMutationRow(mutation: mutation, ops: start..<out.bytes.count))
         }
         return true
     }
 
     func decode(_ stored: borrowing StoredMutations, _ take: (MutationRecord) -> Void) throws(OptimistError) {
         try stored.bytes.withUnsafeBufferPointer { (all) throws(OptimistError) in
-            for (mutation, ops) in stored.rows {
-                var m = mutation
-                m.ops = try StoredOps.decode(UnsafeBufferPointer(rebasing: all[ops]), id: m.id)
+            for row in stored.rows {
+                var m = row.mutation
+                m.ops = try StoredOps.decode(UnsafeBufferPointer(rebasing: all[row.ops]), id: m.id)
                 take(m)
             }
         }

@@ -404,7 +404,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     /// ``prepareMoves(_:)`` makes outside the lock stays valid until it is put in place.
     var holdsUpkeep = false
 
-    func prepareMoves(_ records: [(collection: Key, key: Key, value: Record?)]) -> (any StagedMoves)? {
+    func prepareMoves(_ records: [RecordMove]) -> (any StagedMoves)? {
         let n = records.count
         let moves = Moves(storage: self, records: records)
         if unwritten.capacity < unwritten.count + n {
@@ -420,10 +420,10 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     /// grows a chunk at a time: it needs no room made.)
     private final class Moves: StagedMoves {
         let storage: SQLiteStorage
-        let records: [(collection: Key, key: Key, value: Record?)]
+        let records: [RecordMove]
         var unwritten: [RecordAddress: Unwritten]?
 
-        init(storage: SQLiteStorage, records: [(collection: Key, key: Key, value: Record?)]) {
+        init(storage: SQLiteStorage, records: [RecordMove]) {
             self.storage = storage
             self.records = records
         }

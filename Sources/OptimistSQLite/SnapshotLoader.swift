@@ -44,7 +44,7 @@ enum SnapshotLoader {
         let loaded = try c.prepare("SELECT coll, from_key, to_key, at_ms FROM loaded ORDER BY seq")
         while try loaded.step() {
             let range = LoadedRange(from: Key(loaded.text(1) ?? ""), to: Key(loaded.text(2) ?? ""), at: loaded.int64(3))
-            snapshot.loaded.append((Key(loaded.text(0) ?? ""), range))
+            snapshot.loaded.append(LoadedCollectionRange(collection: Key(loaded.text(0) ?? ""), range: range))
         }
         return snapshot
     }

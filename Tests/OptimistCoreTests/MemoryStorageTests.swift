@@ -46,9 +46,12 @@ import OptimistTestSupport
         for i in 0..<3000 { m.setRecord("old", Key("k\(i)"), Self.record(0)) }
         m.holdsUpkeep = true
         let keys = (0..<20_000).map { Key("n\($0)") }
-        var records: [(collection: Key, key: Key, value: Record?)] = []
-        for k in keys { records += [("old", k, Self.record(1)), ("new", k, Self.record(2))] }
-        records.append(("old", "k7", nil))
+        var records: [RecordMove] = []
+        for k in keys {
+            records += [RecordMove(collection: "old", key: k, value: Self.record(1)),
+                        RecordMove(collection: "new", key: k, value: Self.record(2))]
+        }
+        records.append(RecordMove(collection: "old", key: "k7", value: nil))
         let moves = try #require(m.prepareMoves(records))
         _ = moves.installRoom()
         let capacity = m.arenaCapacity

@@ -37,7 +37,7 @@ import Testing
         for snapshot in [StoreSnapshot(clientID: "c", nextID: largestMutationID + 2),
                          StoreSnapshot(clientID: "c", nextID: .max),
                          StoreSnapshot(clientID: "c", mutations: [MutationRecord(id: largestMutationID + 1, ops: [put("c", "k", [:])])]),
-                         StoreSnapshot(clientID: "c", ended: [(id: .max, status: .committed)])] {
+                         StoreSnapshot(clientID: "c", ended: [EndedMutation(id: .max, status: .committed)])] {
             #expect(throws: OptimistError.self) { _ = try Store(restoring: snapshot, sink: DiscardingSink()) }
         }
     }

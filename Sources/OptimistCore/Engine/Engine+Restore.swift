@@ -8,12 +8,12 @@ package struct StoreSnapshot: Sendable {
     package var nextID: MutationID
     /// Confirmed records to put into the storage before the mutations are folded (for a
     /// store restored into memory; a store file leaves this empty).
-    package var confirmed: [(collection: Key, key: Key, value: Record)]
+    package var confirmed: [ConfirmedRecord]
     /// Live mutations, in id order.
     package var mutations: [MutationRecord]
     /// How ended mutations ended.
-    package var ended: [(id: MutationID, status: MutationStatus)]
-    package var loaded: [(collection: Key, range: LoadedRange)]
+    package var ended: [EndedMutation]
+    package var loaded: [LoadedCollectionRange]
     /// The sync's pull cursor, nil before the first pull.
     package var syncCursor: String?
     /// The views, with their values over the confirmed records.
@@ -23,9 +23,9 @@ package struct StoreSnapshot: Sendable {
     package var stream: (any MutationStream)?
 
     package init(clientID: String, nextID: MutationID = 1,
-                confirmed: [(collection: Key, key: Key, value: Record)] = [],
-                mutations: [MutationRecord] = [], ended: [(id: MutationID, status: MutationStatus)] = [],
-                loaded: [(collection: Key, range: LoadedRange)] = [], syncCursor: String? = nil) {
+                confirmed: [ConfirmedRecord] = [],
+                mutations: [MutationRecord] = [], ended: [EndedMutation] = [],
+                loaded: [LoadedCollectionRange] = [], syncCursor: String? = nil) {
         self.clientID = clientID
         self.nextID = nextID
         self.confirmed = confirmed
@@ -33,6 +33,30 @@ package struct StoreSnapshot: Sendable {
         self.ended = ended
         self.loaded = loaded
         self.syncCursor = syncCursor
+    }
+}
+
+/// A confirmed record of a ``StoreSnapshot``: its collection, key and value.
+package struct ConfirmedRecord: Sendable {
+    package var collection: Key
+    package var key: Key
+    package var value: Record
+
+    package init(collection: Key, key: Key, value: Record) {
+        self.collection = collection
+        self.key = key
+        self.value = value
+    }
+}
+
+/// A loaded range of a ``StoreSnapshot``: the collection and the range of its keys the sync has loaded.
+package struct LoadedCollectionRange: Sendable {
+    package var collection: Key
+    package var range: LoadedRange
+
+    package init(collection: Key, range: LoadedRange) {
+        self.collection = collection
+        self.range = range
     }
 }
 
@@ -48,7 +72,7 @@ extension Engine {
     ///   ``largestMutationID``.
     convenience init(restoring s: consuming StoreSnapshot, journaling: Bool, storage: any ConfirmedStorage) throws(OptimistError) {
         self.init(clientID: s.clientID, journaling: journaling, storage: storage)
-        for (coll, key, value) in s.confirmed { storage.setRecord(coll, key, value) }
+        for r in s.confirmed { storage.setRecord(r.collection, r.key, r.value) }
         for d in s.views {
             let v = ViewState(name: d.name, collection: d.collection, prefix: d.prefix, kind: d.kind)
             v.confirmedValue = d.confirmedValue
@@ -78,11 +102,11 @@ extension Engine {
         for c in collections.values where c.index.needsMerge {
             c.index.prepare(contains: { c.overlay[$0] != nil })
         }
-        for (id, status) in s.ended {
-            fold.maxID = max(fold.maxID, id)
-            ended.insert(id, status)
+        for e in s.ended {
+            fold.maxID = max(fold.maxID, e.id)
+            ended.insert(e.id, e.status)
         }
-        for (coll, range) in s.loaded { freshness[coll, default: Freshness()].mark(range) }
+        for l in s.loaded { freshness[l.collection, default: Freshness()].mark(l.range) }
         // Retried mutations sit after the others; the loader's id order is not send order.
         if due.count > 1 && !zip(due, due.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { due.sort() }
         syncCursor = s.syncCursor

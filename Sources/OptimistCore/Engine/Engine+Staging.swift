@@ -20,7 +20,7 @@ struct StagedBatch {
     var pendingKeys: [(CollectionState, Key)]
 
     /// The records to move into the storage, for it to prepare (see ``ConfirmedStorage/prepareMoves(_:)``).
-    var moves: [(collection: Key, key: Key, value: Record?)] { results.map { ($0.0.name, $0.1, $0.2) } }
+    var moves: [RecordMove] { results.map { RecordMove(collection: $0.0.name, key: $0.1, value: $0.2) } }
 }
 
 extension Engine {

@@ -25,7 +25,7 @@ package protocol MutationStream: AnyObject, Sendable {
 /// Mutation rows as a store file holds them, their ops not parsed yet: each row's mutation
 /// with no ops, and where its ops' stored text lies in one shared buffer.
 package struct StoredMutations: Sendable {
-    package var rows: [(mutation: MutationRecord, ops: Range<Int>)] = []
+    package var rows: [StoredMutationRow] = []
     package var bytes: [UInt8] = []
 
     package init() {}
@@ -33,5 +33,16 @@ package struct StoredMutations: Sendable {
     package mutating func removeAll() {
         rows.removeAll(keepingCapacity: true)
         bytes.removeAll(keepingCapacity: true)
+    }
+}
+
+/// One row of ``StoredMutations``: a mutation with no ops, and where its ops' stored text lies in ``StoredMutations/bytes``.
+package struct StoredMutationRow: Sendable {
+    package var mutation: MutationRecord
+    package var ops: Range<Int>
+
+    package init(mutation: MutationRecord, ops: Range<Int>) {
+        self.mutation = mutation
+        self.ops = ops
     }
 }

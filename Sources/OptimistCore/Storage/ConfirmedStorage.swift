@@ -83,7 +83,20 @@ package protocol ConfirmedStorage: AnyObject {
     /// inside one of the moves' holds would make a reader wait milliseconds) and, for an
     /// in-memory store, the records' bytes (the encoding is most of a move). Nil when there
     /// is nothing to prepare: the moves then go through ``setRecord(_:_:_:)``.
-    func prepareMoves(_ records: [(collection: Key, key: Key, value: Record?)]) -> (any StagedMoves)?
+    func prepareMoves(_ records: [RecordMove]) -> (any StagedMoves)?
+}
+
+/// A record a staged change moves into the storage: its collection, key and new confirmed value (nil: deleted).
+package struct RecordMove: Sendable {
+    package var collection: Key
+    package var key: Key
+    package var value: Record?
+
+    package init(collection: Key, key: Key, value: Record?) {
+        self.collection = collection
+        self.key = key
+        self.value = value
+    }
 }
 
 /// A staged change's moves, prepared outside the state lock (see
@@ -127,7 +140,7 @@ extension ConfirmedStorage {
 
     package var upkeepDue: Bool { false }
 
-    package func prepareMoves(_ records: [(collection: Key, key: Key, value: Record?)]) -> (any StagedMoves)? { nil }
+    package func prepareMoves(_ records: [RecordMove]) -> (any StagedMoves)? { nil }
 
     /// One ``uncachedRecord(_:_:)`` per key: enough where a read is a memory lookup.
     package func uncachedRecords(_ collection: Key, _ keys: [Key]) throws(OptimistError) -> [Key: Record] {

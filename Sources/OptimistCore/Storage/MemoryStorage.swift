@@ -98,7 +98,7 @@ package final class MemoryStorage: ConfirmedStorage {
     /// See ``ConfirmedStorage/upkeepDue``: set by the write that made it due.
     package private(set) var upkeepDue = false
 
-    package func prepareMoves(_ records: [(collection: Key, key: Key, value: Record?)]) -> (any StagedMoves)? {
+    package func prepareMoves(_ records: [RecordMove]) -> (any StagedMoves)? {
         guard !records.isEmpty else { return nil }
         var puts: [Key: [Key]] = [:]
         for r in records where r.value != nil { puts[r.collection, default: []].append(r.key) }
@@ -124,12 +124,12 @@ package final class MemoryStorage: ConfirmedStorage {
     /// records' bytes: all built outside the lock.
     private final class Moves: StagedMoves {
         let storage: MemoryStorage
-        let records: [(collection: Key, key: Key, value: Record?)]
+        let records: [RecordMove]
         let bytes: [UInt8]
         let spans: [Range<Int>]
         var rooms: [(Key, Table?, Table.Room)]
 
-        init(storage: MemoryStorage, records: [(collection: Key, key: Key, value: Record?)], bytes: [UInt8],
+        init(storage: MemoryStorage, records: [RecordMove], bytes: [UInt8],
              spans: [Range<Int>], rooms: [(Key, Table?, Table.Room)]) {
             self.storage = storage
             self.records = records
