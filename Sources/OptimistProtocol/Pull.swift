@@ -7,20 +7,27 @@ public struct PullRequest: Sendable, Equatable {
     public var cursor: String?
     /// Mutations this client sent without hearing back.
     public var unacked: [MutationID]
+    /// The ``OpsDigest`` of each of `unacked`'s mutations, in the same order (wire member
+    /// `unacked_digests`), so the server can tell an id it recorded with other ops; empty when
+    /// the client sends none.
+    public var digests: [String]
 
-    public init(clientID: String, cursor: String?, unacked: [MutationID]) {
+    public init(clientID: String, cursor: String?, unacked: [MutationID], digests: [String] = []) {
         self.clientID = clientID
         self.cursor = cursor
         self.unacked = unacked
+        self.digests = digests
     }
 
     /// The request body.
     public func encoded() -> String {
-        JSONWriter.string([
+        var body: [Key: JSON] = [
             "protocol": Wire.number(WireProtocol.version), "client_id": .string(clientID),
             "cursor": cursor.map(JSON.string) ?? .null,
             "unacked": .array(unacked.map { Wire.number($0) }),
-        ])
+        ]
+        if !digests.isEmpty { body["unacked_digests"] = .array(digests.map(JSON.string)) }
+        return JSONWriter.string(body)
     }
 
     /// A request body, checked field by field (a server's side). What a cursor may look like
@@ -41,7 +48,21 @@ public struct PullRequest: Sendable, Equatable {
             for (n, item) in items.enumerated() { unacked.append(try Wire.integer(item, "unacked[\(n)]")) }
         default: throw ProtocolViolation("unacked must be an array of mutation ids")
         }
-        return PullRequest(clientID: clientID, cursor: cursor, unacked: unacked)
+        var digests = [String]()
+        switch object["unacked_digests"] {
+        case nil, .null?: break
+        case .array(let items)?:
+            guard items.count == unacked.count else {
+                throw ProtocolViolation("unacked_digests must have one digest per unacked id")
+            }
+            digests.reserveCapacity(items.count)
+            for (n, item) in items.enumerated() {
+                guard case .string(let d) = item else { throw ProtocolViolation("unacked_digests[\(n)] must be a string") }
+                digests.append(d)
+            }
+        default: throw ProtocolViolation("unacked_digests must be an array of strings")
+        }
+        return PullRequest(clientID: clientID, cursor: cursor, unacked: unacked, digests: digests)
     }
 }
 
@@ -67,23 +88,32 @@ public struct PullReply: Sendable, Equatable {
     /// Absolute ops (`put` of a whole record, or `delete`).
     public var changes: [Op]
     public var outcomes: [PullOutcome]
+    /// The request's cursor came from another database (a restore, a replaced or failed-over
+    /// one) or is older than what the server keeps: the client drops its confirmed records
+    /// (pending mutations stay and rebase) and pulls from the start. This reply's `changes`
+    /// are then the first page from the start, under `cursor`. Written only when true.
+    public var reset: Bool
 
-    public init(cursor: String, more: Bool, changes: [Op], outcomes: [PullOutcome]) {
+    public init(cursor: String, more: Bool, changes: [Op], outcomes: [PullOutcome], reset: Bool = false) {
         self.cursor = cursor
         self.more = more
         self.changes = changes
         self.outcomes = outcomes
+        self.reset = reset
     }
 
     /// The reply body.
     public func encoded() -> String {
-        JSONWriter.string(["changes": .array(changes.map(\.json)), "cursor": .string(cursor), "more": .bool(more),
-                           "outcomes": Self.outcomesJSON(outcomes)])
+        var body: [Key: JSON] = ["changes": .array(changes.map(\.json)), "cursor": .string(cursor), "more": .bool(more),
+                                 "outcomes": Self.outcomesJSON(outcomes)]
+        if reset { body["reset"] = .bool(true) }
+        return JSONWriter.string(body)
     }
 
     /// A reply body from stored records, whose values go out as the text they are, without a
     /// parse and a write per record (a server's side).
-    public static func encode(cursor: String, more: Bool, changes: [PulledChange], outcomes: [PullOutcome]) -> [UInt8] {
+    public static func encode(cursor: String, more: Bool, changes: [PulledChange], outcomes: [PullOutcome],
+                              reset: Bool = false) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(256 + changes.reduce(0) { $0 + 40 + ($1.value?.utf8.count ?? 0) })
         out += #"{"changes":["#.utf8
@@ -107,6 +137,7 @@ public struct PullReply: Sendable, Equatable {
         out += (more ? "true" : "false").utf8
         out += #","outcomes":"#.utf8
         JSONWriter.write(outcomesJSON(outcomes), into: &out)
+        if reset { out += #","reset":true"#.utf8 }
         out += "}".utf8
         return out
     }
@@ -135,6 +166,12 @@ public struct PullReply: Sendable, Equatable {
         case .bool(let b)?: more = b
         default: throw ProtocolViolation("more must be true or false")
         }
+        var reset = false
+        switch o["reset"] {
+        case nil, .null?: reset = false
+        case .bool(let b)?: reset = b
+        default: throw ProtocolViolation("reset must be true or false")
+        }
         var changes = [Op]()
         switch o["changes"] {
         case nil, .null?: break
@@ -159,6 +196,6 @@ public struct PullReply: Sendable, Equatable {
             }
         default: throw ProtocolViolation("outcomes must be an array")
         }
-        return PullReply(cursor: cursor, more: more, changes: changes, outcomes: outcomes)
+        return PullReply(cursor: cursor, more: more, changes: changes, outcomes: outcomes, reset: reset)
     }
 }

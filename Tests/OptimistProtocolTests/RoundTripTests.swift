@@ -37,6 +37,20 @@ import Testing
             let request = PullRequest(clientID: "c", cursor: cursor, unacked: [3, 1, 9_007_199_254_740_991])
             #expect(try PullRequest.decode(JSONParser.parse(request.encoded())) == request)
         }
+        let digests = [OpsDigest.of([Self.ops[0]]), OpsDigest.of([Self.ops[3]])]
+        let withDigests = PullRequest(clientID: "c", cursor: "db.7", unacked: [4, 5], digests: digests)
+        #expect(try PullRequest.decode(JSONParser.parse(withDigests.encoded())) == withDigests)
+    }
+
+    /// Client and server digest what they parsed and re-wrote: the same ops give the same
+    /// digest however their members were ordered on the way; other ops another one.
+    @Test func opsDigest() throws {
+        let reordered = try Op.decode(#"[{"value":{"minutes":30,"habit":"run","done":true},"op":"put","key":"2026-11-22/run","coll":"logs"}]"#)
+        #expect(OpsDigest.of(reordered) == OpsDigest.of([Self.ops[0]]))
+        #expect(OpsDigest.of(Self.ops).utf8.count == 32)
+        #expect(OpsDigest.of([Self.ops[0]]) != OpsDigest.of([Self.ops[1]]))
+        #expect(OpsDigest.of([Self.ops[2]]) != OpsDigest.of([.incr(collection: "stats", key: "today", field: "minutes", delta: 6)]))
+        #expect(OpsDigest.of(Self.ops) != OpsDigest.of(Self.ops.reversed()))
     }
 
     @Test func pullReply() throws {
@@ -46,6 +60,9 @@ import Testing
             PullOutcome(id: 5, outcome: .ok, retry: nil),
         ])
         #expect(try PullReply.decode(reply.encoded()) == reply)
+        let reset = PullReply(cursor: "db2.0", more: false, changes: [Self.ops[3]], outcomes: [], reset: true)
+        #expect(try PullReply.decode(reset.encoded()) == reset)
+        #expect(!reply.encoded().contains("reset"))
     }
 
     /// A server writes stored values as the text they are; a client reads the same ops.
@@ -59,6 +76,8 @@ import Testing
         #expect(decoded == PullReply(cursor: "9", more: false, changes: [
             .put(collection: "c\"1", key: "k/é", value: record), .delete(collection: "c", key: "gone"),
         ], outcomes: [PullOutcome(id: 2, outcome: .rejected(error: "bad"), retry: 1)]))
+        let reset = PullReply.encode(cursor: "x.0", more: true, changes: [], outcomes: [], reset: true)
+        #expect(try PullReply.decode(String(decoding: reset, as: UTF8.self)).reset)
     }
 }
 
@@ -82,6 +101,15 @@ import Testing
         #expect(request(#"{"protocol":1,"client_id":"c","mutations":[{"id":1.5,"ops":[]}]}"#)?.contains("whole number") == true)
         #expect(request(#"{"protocol":1,"client_id":"c","mutations":[{"id":1,"ops":[{"op":"nope"}]}]}"#)?.hasPrefix("mutations[0].ops[0]") == true)
         #expect(request(#"{"protocol":1,"client_id":"c","mutations":[{"id":1,"ops":[]}]}"#) == nil)
+        func pull(_ text: String) -> String? {
+            do {
+                _ = try PullRequest.decode(try JSONParser.parse(text))
+                return nil
+            } catch let v as ProtocolViolation { return v.message } catch { return "not JSON" }
+        }
+        #expect(pull(#"{"protocol":1,"client_id":"c","unacked":[1],"unacked_digests":[]}"#) == "unacked_digests must have one digest per unacked id")
+        #expect(pull(#"{"protocol":1,"client_id":"c","unacked":[1],"unacked_digests":[7]}"#) == "unacked_digests[0] must be a string")
+        #expect(pull(#"{"protocol":1,"client_id":"c","unacked":[1],"unacked_digests":["d"]}"#) == nil)
     }
 
     func reply(_ text: String, sent: [MutationID]) -> String? {
@@ -113,6 +141,7 @@ import Testing
         #expect(pull(#"{"cursor":"1","outcomes":[{"id":1,"status":"retry"}]}"#) == "outcome 1 needs status ok or rejected")
         #expect(pull(#"{"cursor":"1","outcomes":[{"id":1,"status":"ok","retry":-1}]}"#)?.contains("retry must be") == true)
         #expect(pull(#"{"cursor":"1","changes":[{"coll":"c","key":"k","op":"incr"}]}"#)?.hasPrefix("a pulled change") == true)
+        #expect(pull(#"{"cursor":"1","reset":1}"#) == "reset must be true or false")
         #expect(pull(#"{"cursor":"1"}"#) == nil)
     }
 }
