@@ -23,33 +23,35 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
         self.bytesHash = bytesHash
     }
 
-    /// The hash of a key's bytes: their little-endian 8-byte words in order, the last one
-    /// zero-padded, each folded in with a multiply and a shift, then the count. Eight bytes a
-    /// step rather than one (FNV-1a multiplied once per byte); and a short string's two
-    /// words, zero past its count, are those words
-    /// already (``hash(words:count:)``). Dictionaries mix it again with their seed
-    /// (``_rawHashValue(seed:)``); equal hashes are confirmed byte by byte.
+    /// The hash of a key's bytes: SipHash-1-3 under a key drawn at random once per process
+    /// (``hashState``). Keys and member names come from input (a push, a pull reply, a file):
+    /// with an unkeyed hash, names chosen to share one hash make every table they key
+    /// quadratic; under a secret key nobody can choose them. Eight bytes a step, the last 0 to
+    /// 7 zero-padded with the count in the top byte; a short string's two words, zero past
+    /// its count, are those words already (``hash(words:count:)``). Dictionaries mix it again
+    /// with their seed (``_rawHashValue(seed:)``); equal hashes are confirmed byte by byte.
     @inlinable @inline(__always) package static func hash(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
         let n = b.count
-        var h = hashSeed
-        guard let base = b.baseAddress, n > 0 else { return mix(h, 0) }
+        var v = hashState
+        guard let base = b.baseAddress, n > 0 else { return finish(&v, 0) }
         let p = UnsafeRawPointer(base)
         var i = 0
         while i &+ 8 <= n {
-            h = mix(h, UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+            compress(&v, UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
             i &+= 8
         }
-        if i < n { h = mix(h, SmallString.lowBytes(p, from: i, to: n)) }  // the last 1 to 7 bytes
-        return mix(h, UInt64(n))
+        let last = i < n ? SmallString.lowBytes(p, from: i, to: n) : 0  // the last 0 to 7 bytes
+        return finish(&v, last | UInt64(truncatingIfNeeded: n) &<< 56)
     }
 
     /// ``hash(_:)`` of at most 15 bytes given as a short string's two little-endian words
     /// (bytes past `count` zero, the last byte ignored).
     @inlinable @inline(__always) package static func hash(words w: (UInt64, UInt64), count: Int) -> UInt64 {
-        var h = hashSeed
-        if count > 0 { h = mix(h, w.0) }
-        if count > 8 { h = mix(h, w.1 & 0x00FF_FFFF_FFFF_FFFF) }
-        return mix(h, UInt64(count))
+        var v = hashState
+        let length = UInt64(truncatingIfNeeded: count) &<< 56
+        if count < 8 { return finish(&v, w.0 | length) }
+        compress(&v, w.0)
+        return finish(&v, (w.1 & 0x00FF_FFFF_FFFF_FFFF) | length)
     }
 
     /// The key of a field's name, as ``init(_:)`` makes it: a coding key's name, a parsed
@@ -61,11 +63,49 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
         return Key(name)
     }
 
-    @usableFromInline package static let hashSeed: UInt64 = 0xcbf2_9ce4_8422_2325
-    @inlinable @inline(__always) static func mix(_ h: UInt64, _ w: UInt64) -> UInt64 {
-        let x = (h ^ w) &* 0x9e37_79b9_7f4a_7c15
-        return x ^ (x &>> 29)
+    /// SipHash's four words of state after keying, with a key from the system's random
+    /// source, once per process. Never written anywhere: hashes differ from run to run, so
+    /// nothing may store them or depend on their order.
+    @usableFromInline package static let hashState: SipState = {
+        var random = SystemRandomNumberGenerator()
+        let k0 = random.next() as UInt64, k1 = random.next() as UInt64
+        return SipState(v0: k0 ^ 0x736f_6d65_7073_6575, v1: k1 ^ 0x646f_7261_6e64_6f6d,
+                        v2: k0 ^ 0x6c79_6765_6e65_7261, v3: k1 ^ 0x7465_6462_7974_6573)
+    }()
+
+    @usableFromInline package struct SipState: Sendable {
+        @usableFromInline var v0, v1, v2, v3: UInt64
+        @usableFromInline init(v0: UInt64, v1: UInt64, v2: UInt64, v3: UInt64) {
+            self.v0 = v0; self.v1 = v1; self.v2 = v2; self.v3 = v3
+        }
     }
+
+    @inlinable @inline(__always) static func round(_ v: inout SipState) {
+        v.v0 &+= v.v1; v.v1 = rotate(v.v1, 13); v.v1 ^= v.v0; v.v0 = rotate(v.v0, 32)
+        v.v2 &+= v.v3; v.v3 = rotate(v.v3, 16); v.v3 ^= v.v2
+        v.v0 &+= v.v3; v.v3 = rotate(v.v3, 21); v.v3 ^= v.v0
+        v.v2 &+= v.v1; v.v1 = rotate(v.v1, 17); v.v1 ^= v.v2; v.v2 = rotate(v.v2, 32)
+    }
+
+    @inlinable @inline(__always) static func rotate(_ x: UInt64, _ n: UInt64) -> UInt64 { (x &<< n) | (x &>> (64 &- n)) }
+
+    /// One message word, one round (the "1" of SipHash-1-3).
+    @inlinable @inline(__always) static func compress(_ v: inout SipState, _ m: UInt64) {
+        v.v3 ^= m
+        round(&v)
+        v.v0 ^= m
+    }
+
+    /// The last word (with the length in its top byte), then three finalization rounds.
+    @inlinable @inline(__always) static func finish(_ v: inout SipState, _ last: UInt64) -> UInt64 {
+        compress(&v, last)
+        v.v2 ^= 0xff
+        round(&v)
+        round(&v)
+        round(&v)
+        return v.v0 ^ v.v1 ^ v.v2 ^ v.v3
+    }
+
     public init(stringLiteral value: String) { self.init(value) }
     public var description: String { string }
 

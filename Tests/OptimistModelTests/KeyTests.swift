@@ -77,4 +77,51 @@ import OptimistTestSupport
         for e in edges { seen.insert(Key(e).bytesHash); keys += 1 }
         #expect(seen.count == keys)
     }
+
+    /// Names chosen to share one hash cannot be chosen any more. Under the unkeyed hash of
+    /// before (a multiply/xor-shift fold from a fixed start, the seed mixed in afterwards),
+    /// two 16-byte names share a hash whenever their second word is the fold of their first
+    /// XOR one fixed target, so a flood of them took minutes to parse: these names are made
+    /// that way, and under the keyed hash they must all hash apart.
+    @Test func namesMadeToCollideUnderAnUnkeyedHashHashApart() {
+        let names = Self.collidingUnderUnkeyedHash(2_000)
+        #expect(Set(names).count == names.count)
+        let hashes = Set(names.map { Key($0).bytesHash })
+        #expect(hashes.count == names.count, "\(names.count - hashes.count) collisions")
+    }
+
+    /// A difference in the top bit of the first word passed the old fold unchanged (times an
+    /// odd number, then a shift by 29), so the byte strings below shared a hash under every
+    /// seed. The keyed hash of bytes tells them apart.
+    @Test func aSeedIndependentDifferenceNoLongerCollides() {
+        func bytes(_ w0: UInt64, _ w1: UInt64) -> [UInt8] {
+            (0..<16).map { i in UInt8(truncatingIfNeeded: (i < 8 ? w0 : w1) >> (8 * UInt64(i % 8))) }
+        }
+        let a = bytes(0x4141_4141_4141_4141, 0x4242_4242_4242_4242)
+        let b = bytes(0x4141_4141_4141_4141 ^ (1 << 63), 0x4242_4242_4242_4242 ^ (1 << 63 | 1 << 34))
+        #expect(a.withUnsafeBufferPointer(Key.hash) != b.withUnsafeBufferPointer(Key.hash))
+    }
+
+    /// `count` distinct ASCII names of 16 bytes that share one hash under the old unkeyed fold
+    /// (found by trying first words until the second word that completes a collision is
+    /// ASCII: about one try in 256).
+    static func collidingUnderUnkeyedHash(_ count: Int) -> [String] {
+        func fold(_ h: UInt64, _ w: UInt64) -> UInt64 {
+            let x = (h ^ w) &* 0x9e37_79b9_7f4a_7c15
+            return x ^ (x &>> 29)
+        }
+        let start: UInt64 = 0xcbf2_9ce4_8422_2325, target: UInt64 = 0x2a2a_2a2a_2a2a_2a2a
+        var g = SeededRandom(seed: 47)
+        var names = [String]()
+        while names.count < count {
+            var w0: UInt64 = 0
+            for i in 0..<8 { w0 |= UInt64(UInt8.random(in: 0x21...0x7e, using: &g)) << (8 * UInt64(i)) }
+            let w1 = fold(start, w0) ^ target
+            guard w1 & 0x8080_8080_8080_8080 == 0, w1 & 0xFF00_0000_0000_0000 != 0 else { continue }
+            var bytes = [UInt8]()
+            for w in [w0, w1] { for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: w >> (8 * UInt64(i)))) } }
+            names.append(String(decoding: bytes, as: UTF8.self))
+        }
+        return names
+    }
 }
