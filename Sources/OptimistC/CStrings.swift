@@ -14,6 +14,14 @@ import OptimistModel
     return try utf8(p, what)
 }
 
+/// ``text(_:_:)`` and its UTF-8 byte count (a record's text field, for a ``Limits/Tally``).
+@inline(__always) func measuredText(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> (text: String, bytes: Int) {
+    guard let p else { throw isNull(what) }
+    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
+    guard isASCII(bytes) || isValidUTF8(bytes) else { throw notUTF8(what) }
+    return (stringFromValidUTF8(bytes), bytes.count)
+}
+
 /// An optional string argument: NULL stays nil; bytes that are not UTF-8 are `.invalid`.
 func optionalText(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> String? {
     guard let p else { return nil }
@@ -28,6 +36,17 @@ func optionalText(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(Optim
     guard isASCII(bytes) || isValidUTF8(bytes) else { throw notUTF8(what) }
     let h = Key.hash(bytes)
     return Key(stringFromValidUTF8(bytes), bytesHash: h)
+}
+
+/// A mutation's collection or record key, and its UTF-8 byte count (the length `strlen`
+/// already gave): a ``Limits/Tally`` counts it, so ``Limits/maxNameBytes`` costs the tap a
+/// compare.
+@inline(__always) func name(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> (key: Key, bytes: Int) {
+    guard let p else { throw isNull(what) }
+    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
+    guard isASCII(bytes) || isValidUTF8(bytes) else { throw notUTF8(what) }
+    let h = Key.hash(bytes)
+    return (Key(stringFromValidUTF8(bytes), bytesHash: h), bytes.count)
 }
 
 @inline(never) func isNull(_ what: StaticString) -> OptimistError { .misuse("\(what) is NULL") }
@@ -48,12 +67,15 @@ func prefix(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistErr
 }
 
 /// A required JSON object argument, parsed straight from the caller's bytes (the parser
-/// rejects invalid UTF-8, trailing data and nesting deeper than its limit).
-func record(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> Record {
+/// rejects invalid UTF-8, trailing data and nesting deeper than its limit), with what a
+/// ``Limits/Tally`` needs of it: its deepest nesting (the record is level 1, tracked by the
+/// parser) and an upper bound of its canonical text (from the text's length).
+func measuredRecord(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> (record: Record, depth: Int, bytes: Int) {
     guard let p else { throw .misuse("\(what) is NULL") }
     let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
     do {
-        return try JSONParser.parseObject(bytes)
+        let (r, depth) = try JSONParser.parseObject(measuring: bytes)
+        return (r, depth, Limits.Tally.jsonBytes(length: bytes.count))
     } catch {
         throw .invalid("\(what): \(error)")
     }
