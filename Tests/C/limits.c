@@ -174,10 +174,10 @@ static void bytes(optimist_store *s) {
     optimist_batch *b = NULL;
     CHECK_OK(optimist_batch_new(&b));
     CHECK_OK(optimist_batch_put(b, "c", "k", a));
-    CHECK_OK(optimist_batch_put(b, "c", "two", b2));
+    CHECK_OK(optimist_batch_put(b, "c", "t", b2));
     /* [op1,op2]: (half - 2) + (half - 2) + 3 = MAX_BYTES - 1: within. */
     CHECK_OK(mutate_batch(s, b));
-    CHECK_OK(optimist_batch_put_fields(b, "c", "two", &(optimist_field){"t", "xx", 0, OPTIMIST_FIELD_TEXT}, 1));
+    CHECK_OK(optimist_batch_put_fields(b, "c", "t", &(optimist_field){"t", "xx", 0, OPTIMIST_FIELD_TEXT}, 1));
     /* One more op: over. */
     CHECK_REFUSED(s, mutate_batch(s, b), "4194304", "c", "nothing");
     optimist_batch_free(b);
