@@ -28,19 +28,15 @@ func optionalText(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(Optim
     return try utf8(p, what)
 }
 
-/// A required key, collection, field or view name. Inlined into each entry point (a tap
-/// makes seven: the collection, the key, five field names), its errors built out of line.
+/// A required key, collection, field or view name.
 @inline(__always) func key(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> Key {
-    guard let p else { throw isNull(what) }
-    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
-    guard isASCII(bytes) || isValidUTF8(bytes) else { throw notUTF8(what) }
-    let h = Key.hash(bytes)
-    return Key(stringFromValidUTF8(bytes), bytesHash: h)
+    try name(p, what).key
 }
 
-/// A mutation's collection or record key, and its UTF-8 byte count (the length `strlen`
-/// already gave): a ``Limits/Tally`` counts it, so ``Limits/maxNameBytes`` costs the tap a
-/// compare.
+/// A required key, collection, field or view name, and its UTF-8 byte count (the length
+/// `strlen` already gave): a mutation's ``Limits/Tally`` counts it, so ``Limits/maxNameBytes``
+/// costs a tap a compare. Inlined into each entry point (a tap makes seven: the collection,
+/// the key, five field names), its errors built out of line.
 @inline(__always) func name(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> (key: Key, bytes: Int) {
     guard let p else { throw isNull(what) }
     let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
