@@ -839,6 +839,11 @@ int optimist_unsubscribe(optimist_store *s, uint64_t sub);
 **     "unauthorized" until optimist_sync_set_headers gives new headers; any other status, or a
 **     body that is not the protocol, is state "error" (the reason in "last_error"), tried again
 **     after backoff. optimist_sync_now ends any wait at once (the app's "online again").
+**   - NARROWING: a push refused whole with HTTP 400, 413 or 422 (its content, which one mutation
+**     can cause) is sent again at once as half as many mutations, down to one; one mutation
+**     refused that way ends "rejected" with the server's reason (the error body's "error" text)
+**     as its last error, settled by its policy, and the sync goes on with the rest. Answered
+**     pushes double the batch again, up to max_batch. Other statuses are never narrowed.
 **
 ** Every status change the sync makes reaches subscribers (optimist_subscribe) on the sync's
 ** thread: cause OPTIMIST_CAUSE_SYNC when a mutation is handed to the server or given back to
