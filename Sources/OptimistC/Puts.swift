@@ -8,32 +8,42 @@ import OptimistModel
 @_cdecl("optimist_put")
 public func optimist_put(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                          _ json: UnsafePointer<CChar>?, _ outID: UnsafeMutablePointer<UInt64>?) -> Int32 {
-    putOne(handle, coll, k, outID) { () throws(OptimistError) in try measuredRecord(json, "json") }
+    putOne(handle, coll, k, outID) { (depth: inout Int, bytes: inout Int) throws(OptimistError) in
+        try record(json, "json", depth: &depth, bytes: &bytes)
+    }
 }
 
 @_cdecl("optimist_put_fields")
 public func optimist_put_fields(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                                 _ fields: UnsafePointer<optimist_field>?, _ count: Int,
                                 _ outID: UnsafeMutablePointer<UInt64>?) -> Int32 {
-    putOne(handle, coll, k, outID) { () throws(OptimistError) in
-        let (r, bytes) = try record(fields: fields, count: count)
-        return (r, 1, bytes)
+    putOne(handle, coll, k, outID) { (depth: inout Int, bytes: inout Int) throws(OptimistError) in
+        depth = 1
+        return try record(fields: fields, count: count, bytes: &bytes)
     }
 }
 
 /// Checks the store and the address, then mutates with one put of the record `value` makes
-/// (validated in the order the batch adders use: collection, key, record), after the limits
-/// (``Limits``) from what validating measured: exactly only when that cannot tell.
+/// (validated in the order the batch adders use: collection, key, record; `value` writes its
+/// nesting and an upper bound of its text), after the limits (``Limits``) from what validating
+/// measured: exactly only when that cannot tell.
 private func putOne(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                     _ outID: UnsafeMutablePointer<UInt64>?,
-                    _ value: () throws(OptimistError) -> (record: Record, depth: Int, bytes: Int)) -> Int32 {
+                    _ value: (_ depth: inout Int, _ bytes: inout Int) throws(OptimistError) -> Record) -> Int32 {
     guarded { () throws(OptimistError) in
         try withStore(handle) { s throws(OptimistError) in
-            let (c, k, v) = (try name(coll, "coll"), try name(k, "key"), try value())
+            var cb = 0, kb = 0, depth = 0, vb = 0
+            let (c, k, v) = (try key(coll, "coll", count: &cb), try key(k, "key", count: &kb), try value(&depth, &vb))
             var tally = Limits.Tally()
-            tally.add(collection: c.bytes, key: k.bytes, depth: v.depth, valueBytes: v.bytes)
-            if !tally.isWithin { try Limits.check([.put(collection: c.key, key: k.key, value: v.record)]) }
-            outID?.pointee = try s.mutate(checkedPut: c.key, k.key, v.record)
+            tally.add(collection: cb, key: kb, depth: depth, valueBytes: vb)
+            if !tally.isWithin { try overLimits(c, k, v) }
+            outID?.pointee = try s.mutate(checkedPut: c, k, v)
         }
     }
+}
+
+/// The exact check of a put its tally could not clear (a large or deep one): out of line, so
+/// the tap's path carries neither its code nor the op it builds.
+@inline(never) private func overLimits(_ c: Key, _ k: Key, _ v: Record) throws(OptimistError) {
+    try Limits.check([.put(collection: c, key: k, value: v)])
 }

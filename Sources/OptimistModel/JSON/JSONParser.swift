@@ -36,17 +36,18 @@ public struct JSONParser {
         return o
     }
 
-    /// ``parseObject(_:)-(UnsafeBufferPointer<UInt8>)``, and the deepest nesting inside the
-    /// record (the record itself is level 1, as ``Limits/maxDepth`` counts): what a mutation's
-    /// maker needs for ``Limits/Tally`` without walking the record again.
-    package static func parseObject(measuring bytes: UnsafeBufferPointer<UInt8>) throws(Failure) -> (record: Record, depth: Int) {
+    /// ``parseObject(_:)-(UnsafeBufferPointer<UInt8>)``, with the deepest nesting inside the
+    /// record written to `depth` (the record itself is level 1, as ``Limits/maxDepth`` counts):
+    /// what a mutation's maker needs for ``Limits/Tally`` without walking the record again.
+    package static func parseObject(_ bytes: UnsafeBufferPointer<UInt8>, depth: inout Int) throws(Failure) -> Record {
         var p = JSONParser(bytes: bytes)
         p.skipSpace()
         let v = try p.value(depth: 0)
         p.skipSpace()
         if p.i != bytes.count { throw p.fail("unexpected data after the JSON value") }
         guard case .object(let o) = v else { throw Failure(message: "expected a JSON object", offset: 0) }
-        return (o, p.deepest)
+        depth = p.deepest
+        return o
     }
 
     /// Parses the JSON object that starts at byte `start` (no space before it) and nothing
