@@ -38,6 +38,17 @@
 ** OPTIMIST_DUPLICATE). No input makes the library abort: NULL pointers, closed handles and bad
 ** values are reported as OPTIMIST_MISUSE, malformed JSON or UTF-8 as OPTIMIST_INVALID.
 **
+** LIMITS
+**
+** One mutation is bounded, as a sync server bounds it (docs/protocol.md, "Limits"): a collection
+** or key of at most 1024 bytes of UTF-8; a put's or patch's value nested at most 64 levels deep
+** (the record itself is level 1); at most 4 MiB (4,194,304 bytes) of ops written as compact JSON
+** text (what a push sends); at most 10,000 ops. optimist_mutate, optimist_mutate_with_policy,
+** optimist_mutate_ext, optimist_put and optimist_put_fields refuse a mutation over any of them
+** with OPTIMIST_INVALID (optimist_last_error names the limit) and change nothing. The batch
+** adders take such ops (a batch may also carry a server's ops, for optimist_server_apply or a
+** commit, which the limits do not bind); a mutate of the batch refuses them.
+**
 ** OWNERSHIP
 **
 ** Strings passed in are borrowed for the duration of the call; the library keeps copies of what
@@ -96,7 +107,7 @@ extern "C" {
 #define OPTIMIST_MISUSE     2  /* NULL or closed handle, NULL required argument, bad argument */
 #define OPTIMIST_NOTFOUND   3  /* no such record, mutation, view or subscription; nothing due */
 #define OPTIMIST_STATE      4  /* the mutation is not in a state that allows this */
-#define OPTIMIST_INVALID    5  /* malformed JSON or UTF-8, not an object, an op that cannot apply */
+#define OPTIMIST_INVALID    5  /* malformed JSON/UTF-8, not an object, an op that cannot apply, over a limit */
 #define OPTIMIST_DUPLICATE  6  /* a not-yet-ended mutation holds the same dedupe key */
 #define OPTIMIST_IO         7  /* the disk said no */
 #define OPTIMIST_CORRUPT    8  /* not an optimist store, or a damaged one */
@@ -424,8 +435,10 @@ int optimist_batch_incr(optimist_batch *b, const char *coll, const char *key, co
 ** out_id may be NULL when the caller does not need the id.
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, b NULL or empty: a mutation needs
-** at least one op); OPTIMIST_INVALID (an op cannot apply, e.g. incr of a field holding a string:
-** nothing changes; dedupe_key not UTF-8); OPTIMIST_DUPLICATE; OPTIMIST_IO (an earlier background
+** at least one op); OPTIMIST_INVALID (an op cannot apply, e.g. incr of a field holding a string,
+** or the ops are over a limit (LIMITS, above: a name over 1024 bytes, nesting over 64 levels,
+** over 10,000 ops or 4 MiB of JSON text): nothing changes; dedupe_key not UTF-8);
+** OPTIMIST_DUPLICATE; OPTIMIST_IO (an earlier background
 ** write failed); OPTIMIST_STATE (the store has handed out every id up to 2^53 - 1, the largest
 ** a JSON number carries exactly: a store file naming a larger one does not open, CORRUPT).
 */
@@ -485,7 +498,8 @@ int optimist_mutate_ext(optimist_store *s, const optimist_batch *b,
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, coll, key or json NULL, fields
 ** NULL with count > 0); OPTIMIST_INVALID (malformed JSON, not an object, not UTF-8, a number NaN
-** or infinite: nothing changes); OPTIMIST_IO (an earlier background write failed).
+** or infinite, a put over a limit (LIMITS, above): nothing changes); OPTIMIST_IO (an earlier
+** background write failed).
 */
 int optimist_put(optimist_store *s, const char *coll, const char *key, const char *json,
                  uint64_t *out_id);
@@ -825,6 +839,11 @@ int optimist_unsubscribe(optimist_store *s, uint64_t sub);
 **     "unauthorized" until optimist_sync_set_headers gives new headers; any other status, or a
 **     body that is not the protocol, is state "error" (the reason in "last_error"), tried again
 **     after backoff. optimist_sync_now ends any wait at once (the app's "online again").
+**   - NARROWING: a push refused whole with HTTP 400, 413 or 422 (its content, which one mutation
+**     can cause) is sent again at once as half as many mutations, down to one; one mutation
+**     refused that way ends "rejected" with the server's reason (the error body's "error" text)
+**     as its last error, settled by its policy, and the sync goes on with the rest. Answered
+**     pushes double the batch again, up to max_batch. Other statuses are never narrowed.
 **
 ** Every status change the sync makes reaches subscribers (optimist_subscribe) on the sync's
 ** thread: cause OPTIMIST_CAUSE_SYNC when a mutation is handed to the server or given back to

@@ -19,39 +19,61 @@ public func optimist_batch_free(_ handle: OpaquePointer?) {
 
 @_cdecl("optimist_batch_put")
 public func optimist_batch_put(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?) -> Int32 {
-    appendOp(b) { () throws(OptimistError) in
-        .put(collection: try key(coll, "coll"), key: try key(k, "key"), value: try record(json, "json"))
+    appendOp(b) { (tally: inout Limits.Tally) throws(OptimistError) -> Op in
+        var cb = 0, kb = 0, depth = 0, vb = 0
+        let op = Op.put(collection: try key(coll, "coll", count: &cb), key: try key(k, "key", count: &kb),
+                        value: try record(json, "json", depth: &depth, bytes: &vb))
+        tally.add(collection: cb, key: kb, depth: depth, valueBytes: vb)
+        return op
     }
 }
 
 @_cdecl("optimist_batch_patch")
 public func optimist_batch_patch(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?) -> Int32 {
-    appendOp(b) { () throws(OptimistError) in
-        .patch(collection: try key(coll, "coll"), key: try key(k, "key"), value: try record(json, "json"))
+    appendOp(b) { (tally: inout Limits.Tally) throws(OptimistError) -> Op in
+        var cb = 0, kb = 0, depth = 0, vb = 0
+        let op = Op.patch(collection: try key(coll, "coll", count: &cb), key: try key(k, "key", count: &kb),
+                          value: try record(json, "json", depth: &depth, bytes: &vb))
+        tally.add(collection: cb, key: kb, depth: depth, valueBytes: vb)
+        return op
     }
 }
 
 @_cdecl("optimist_batch_delete")
 public func optimist_batch_delete(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?) -> Int32 {
-    appendOp(b) { () throws(OptimistError) in .delete(collection: try key(coll, "coll"), key: try key(k, "key")) }
+    appendOp(b) { (tally: inout Limits.Tally) throws(OptimistError) -> Op in
+        var cb = 0, kb = 0
+        let op = Op.delete(collection: try key(coll, "coll", count: &cb), key: try key(k, "key", count: &kb))
+        tally.add(collection: cb, key: kb, depth: 0, valueBytes: 0)
+        return op
+    }
 }
 
 @_cdecl("optimist_batch_incr")
 public func optimist_batch_incr(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                                 _ field: UnsafePointer<CChar>?, _ delta: Double) -> Int32 {
-    appendOp(b) { () throws(OptimistError) in
-        let op = Op.incr(collection: try key(coll, "coll"), key: try key(k, "key"), field: try key(field, "field"), delta: delta)
+    appendOp(b) { (tally: inout Limits.Tally) throws(OptimistError) -> Op in
+        var cb = 0, kb = 0, fb = 0
+        let op = Op.incr(collection: try key(coll, "coll", count: &cb), key: try key(k, "key", count: &kb),
+                         field: try key(field, "field", count: &fb), delta: delta)
         guard delta.isFinite else { throw .invalid("delta must be a finite number") }
+        tally.add(collection: cb, key: kb, depth: 0, valueBytes: Limits.Tally.incrBytes(field: fb))
         return op
     }
 }
 
-/// Checks the batch handle, then appends the op `build` makes from the validated arguments;
-/// on any failure the batch is unchanged. Every `optimist_batch_*` adder goes through here.
-func appendOp(_ b: OpaquePointer?, _ build: () throws(OptimistError) -> Op) -> Int32 {
+/// Checks the batch handle, then appends the op `build` makes from the validated arguments,
+/// and counts it in the batch's ``Limits/Tally`` (`build` adds to the tally it is given once
+/// nothing can fail); on any failure the batch is unchanged. Every `optimist_batch_*` adder
+/// goes through here. The limits on a mutation (``Limits``) are not checked here: a batch may
+/// also carry a server's ops (`optimist_server_apply`, a commit's), which they do not bind; a
+/// mutate of the batch checks them.
+func appendOp(_ b: OpaquePointer?, _ build: (inout Limits.Tally) throws(OptimistError) -> Op) -> Int32 {
     guarded { () throws(OptimistError) in
         let box = try batchBox(b)
-        box.ops.append(try build())
+        var tally = box.tally
+        box.ops.append(try build(&tally))
+        box.tally = tally
     }
 }
 

@@ -14,19 +14,39 @@ import OptimistModel
     return try utf8(p, what)
 }
 
+/// ``text(_:_:)``, its UTF-8 byte count written to `count` (a record's text field, for a
+/// ``Limits/Tally``). The count goes out through an `inout` integer rather than in a tuple
+/// with the string: a tuple holding a string cost the tap retains and releases.
+@inline(__always) func text(_ p: UnsafePointer<CChar>?, _ what: StaticString, count: inout Int) throws(OptimistError) -> String {
+    guard let p else { throw isNull(what) }
+    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
+    guard isASCII(bytes) || isValidUTF8(bytes) else { throw notUTF8(what) }
+    count = bytes.count
+    return stringFromValidUTF8(bytes)
+}
+
 /// An optional string argument: NULL stays nil; bytes that are not UTF-8 are `.invalid`.
 func optionalText(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> String? {
     guard let p else { return nil }
     return try utf8(p, what)
 }
 
-/// A required key, collection, field or view name. Inlined into each entry point (a tap
-/// makes seven: the collection, the key, five field names), its errors built out of line.
+/// A required key, collection, field or view name.
 @inline(__always) func key(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> Key {
+    var count = 0
+    return try key(p, what, count: &count)
+}
+
+/// A required key, collection, field or view name, its UTF-8 byte count (the length `strlen`
+/// already gave) written to `count`: a mutation's ``Limits/Tally`` counts it, so
+/// ``Limits/maxNameBytes`` costs a tap a compare. Inlined into each entry point (a tap makes
+/// seven: the collection, the key, five field names), its errors built out of line.
+@inline(__always) func key(_ p: UnsafePointer<CChar>?, _ what: StaticString, count: inout Int) throws(OptimistError) -> Key {
     guard let p else { throw isNull(what) }
     let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
     guard isASCII(bytes) || isValidUTF8(bytes) else { throw notUTF8(what) }
     let h = Key.hash(bytes)
+    count = bytes.count
     return Key(stringFromValidUTF8(bytes), bytesHash: h)
 }
 
@@ -48,12 +68,17 @@ func prefix(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistErr
 }
 
 /// A required JSON object argument, parsed straight from the caller's bytes (the parser
-/// rejects invalid UTF-8, trailing data and nesting deeper than its limit).
-func record(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistError) -> Record {
+/// rejects invalid UTF-8, trailing data and nesting deeper than its limit), with what a
+/// ``Limits/Tally`` needs of it: its deepest nesting (the record is level 1, tracked by the
+/// parser) written to `depth`, and an upper bound of its canonical text (from the text's
+/// length) to `bytes`.
+func record(_ p: UnsafePointer<CChar>?, _ what: StaticString, depth: inout Int, bytes: inout Int) throws(OptimistError) -> Record {
     guard let p else { throw .misuse("\(what) is NULL") }
-    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
+    let text = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
     do {
-        return try JSONParser.parseObject(bytes)
+        let r = try JSONParser.parseObject(text, depth: &depth)
+        bytes = Limits.Tally.jsonBytes(length: text.count)
+        return r
     } catch {
         throw .invalid("\(what): \(error)")
     }

@@ -26,6 +26,9 @@ private let headerSize = 16
 /// by several calls at once but must not be changed while another thread uses it.
 final class BatchBox {
     var ops: [Op] = []
+    /// The ops' sizes as the adders measured them: a mutate of the batch checks ``Limits``
+    /// exactly only when this cannot tell that they are within.
+    var tally = Limits.Tally()
 }
 
 private func makeHandle(magic: UInt64, _ object: AnyObject) -> OpaquePointer {

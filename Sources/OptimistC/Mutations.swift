@@ -45,10 +45,14 @@ private func mutate(_ handle: OpaquePointer?, _ b: OpaquePointer?, _ dedupe: Uns
     }
     return guarded { () throws(OptimistError) in
         try withStore(handle) { s throws(OptimistError) in
-            let ops = try ops(b, "batch")
+            guard b != nil else { throw .misuse("batch is NULL") }
+            let box = try batchBox(b)
+            let ops = box.ops
             let d = try optionalText(dedupe, "dedupe_key")
+            // The adders tallied the ops: measured exactly only when that cannot tell.
+            if !box.tally.isWithin { try Limits.check(ops) }
             do throws(OptimistError) {
-                let id = try s.mutate(ops, dedupeKey: d, policy: p)
+                let id = try s.mutate(checked: ops, dedupeKey: d, policy: p)
                 outID?.pointee = id
             } catch {
                 if case .duplicate(let existing) = error { outID?.pointee = existing }

@@ -5,39 +5,56 @@ import OptimistModel
 // fills an array of structs, so it formats no JSON (and cannot get its escaping wrong), and
 // the library parses none.
 
-/// A flat record from `count` fields; a repeated name: the last one wins, as in JSON.
-func record(fields: UnsafePointer<optimist_field>?, count: Int) throws(OptimistError) -> Record {
+/// A flat record from `count` fields; a repeated name: the last one wins, as in JSON. An upper
+/// bound of its canonical text goes to `bytes`, for a ``Limits/Tally`` (its nesting is level
+/// 1): from the byte counts of its names and texts, which validating them measured already.
+func record(fields: UnsafePointer<optimist_field>?, count: Int, bytes: inout Int) throws(OptimistError) -> Record {
     guard count >= 0 else { throw .misuse("count is too large") }
     guard count == 0 || fields != nil else { throw .misuse("fields is NULL") }
     var r = count <= 6 ? emptySmallRecord : count <= 12 ? emptyRecordWithRoom : Record(minimumCapacity: count)
+    // Per field: the name at 6 bytes per byte with its quotes, colon and comma, and the value
+    // (a text the same way; a number, bool or null at most 24 bytes).
+    var bound = 2, n = 0
     for i in 0..<count {
         let f = fields![i]
-        let field = try key(f.name, "a field's name")
+        let field = try key(f.name, "a field's name", count: &n)
+        bound &+= 6 &* n &+ 4 &+ Limits.Tally.numberBytes
         switch f.type {
         case OPTIMIST_FIELD_NULL: r[field] = .null
         case OPTIMIST_FIELD_BOOL: r[field] = .bool(f.number != 0)
         case OPTIMIST_FIELD_NUMBER:
             guard f.number.isFinite else { throw .invalid("field \(field): the number is NaN or infinite") }
             r[field] = .number(f.number)
-        case OPTIMIST_FIELD_TEXT: r[field] = .string(try text(f.text, "a text field's text"))
+        case OPTIMIST_FIELD_TEXT:
+            r[field] = .string(try text(f.text, "a text field's text", count: &n))
+            bound &+= 6 &* n &+ 2
         default: throw .misuse("field \(field): unknown type \(f.type)")
         }
     }
+    bytes = bound
     return r
 }
 
 @_cdecl("optimist_batch_put_fields")
 public func optimist_batch_put_fields(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                                       _ fields: UnsafePointer<optimist_field>?, _ count: Int) -> Int32 {
-    appendOp(b) { () throws(OptimistError) in
-        .put(collection: try key(coll, "coll"), key: try key(k, "key"), value: try record(fields: fields, count: count))
+    appendOp(b) { (tally: inout Limits.Tally) throws(OptimistError) -> Op in
+        var cb = 0, kb = 0, vb = 0
+        let op = Op.put(collection: try key(coll, "coll", count: &cb), key: try key(k, "key", count: &kb),
+                        value: try record(fields: fields, count: count, bytes: &vb))
+        tally.add(collection: cb, key: kb, depth: 1, valueBytes: vb)
+        return op
     }
 }
 
 @_cdecl("optimist_batch_patch_fields")
 public func optimist_batch_patch_fields(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                                         _ fields: UnsafePointer<optimist_field>?, _ count: Int) -> Int32 {
-    appendOp(b) { () throws(OptimistError) in
-        .patch(collection: try key(coll, "coll"), key: try key(k, "key"), value: try record(fields: fields, count: count))
+    appendOp(b) { (tally: inout Limits.Tally) throws(OptimistError) -> Op in
+        var cb = 0, kb = 0, vb = 0
+        let op = Op.patch(collection: try key(coll, "coll", count: &cb), key: try key(k, "key", count: &kb),
+                          value: try record(fields: fields, count: count, bytes: &vb))
+        tally.add(collection: cb, key: kb, depth: 1, valueBytes: vb)
+        return op
     }
 }

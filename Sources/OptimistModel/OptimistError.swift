@@ -8,7 +8,8 @@ public enum OptimistError: Error, Sendable, Equatable, CustomStringConvertible {
     case notFound(String)
     /// The mutation is not in a state that allows this: `OPTIMIST_STATE`.
     case state(String)
-    /// Malformed JSON or UTF-8, not an object, an op that cannot apply: `OPTIMIST_INVALID`.
+    /// Malformed JSON or UTF-8, not an object, an op that cannot apply, a mutation over a limit
+    /// (`Limits`): `OPTIMIST_INVALID`.
     case invalid(String)
     /// A not-yet-ended mutation holds the same dedupe key: `OPTIMIST_DUPLICATE`.
     case duplicate(existing: MutationID)

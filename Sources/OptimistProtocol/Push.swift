@@ -134,6 +134,11 @@ public struct PushReply: Sendable, Equatable {
                       case .string(let to)? = r["to"], !to.isEmpty else {
                     throw ProtocolViolation("ok result \(id): a rename needs string coll, from and to")
                 }
+                // The new key rewrites the client's pending ops: one the client could not
+                // make itself (Limits) would reach a server that refuses it.
+                guard to.utf8.count <= Limits.maxNameBytes else {
+                    throw ProtocolViolation("ok result \(id): a rename's new key has \(to.utf8.count) bytes, over the limit of \(Limits.maxNameBytes) bytes for a key")
+                }
                 return KeyRename(collection: Key(c), from: Key(from), to: Key(to))
             }
         default: throw ProtocolViolation("ok result \(id): renames must be an array")

@@ -11,7 +11,10 @@ import OptimistProtocol
 /// - then pull: at start, after a push round that settled something, on `syncNow`, every
 ///   `pullIntervalMs`, and again at once while the server says `more`;
 /// - a failed exchange backs off (exponential, jittered, capped; `Retry-After` honoured);
-///   401/403 pauses until new headers.
+///   401/403 pauses until new headers;
+/// - a push refused whole for its content (400, 413, 422) is narrowed: sent again at once in
+///   halves, down to one mutation, and one mutation refused that way ends `rejected` with the
+///   server's reason, so no mutation can stop the ones behind it.
 package final class SyncMachine {
     package struct Wait: Equatable {
         /// Come back at this time (ms) at the latest; nil: only when woken.
@@ -40,7 +43,8 @@ package final class SyncMachine {
     /// started: equal once a pull has completed after the last push.
     private var pushRounds = 0
     private var pulledAfterRound = -1
-    /// The most mutations the next push carries: `maxBatch`, halved after a 413.
+    /// The most mutations the next push carries: `maxBatch`, halved after a push refused
+    /// for its content (``narrows(_:)``), doubled back after each push answered.
     private var batchLimit: Int
     /// Ids sent without an answer naming them, and every mutation queued when the sync
     /// started (a previous process may have sent them): the pull's `unacked` candidates.
@@ -151,8 +155,8 @@ package final class SyncMachine {
             fail(.offline, "push: \(why)", now: later, retryAfterMs: nil)
         case .http(let status, let body, let retryAfter):
             guard status == 200 else {
+                if Self.narrows(status) { return narrow(batch, status, body, now: later) }
                 giveBack()
-                if status == 413 { batchLimit = max(1, ids.count / 2) }
                 if status >= 500 { resolveFirst = true }  // it may have applied before failing
                 httpFailure("push", status, body, retryAfter, now: later)
                 return
@@ -190,6 +194,45 @@ package final class SyncMachine {
         }
     }
 
+    // MARK: Narrowing
+
+    /// Whether a push refused whole with `status` is narrowed: the statuses that blame the
+    /// request's content (400 Bad Request, 413 Content Too Large, 422 Unprocessable Content),
+    /// which one mutation can cause. The other 4xx blame what every request shares (404, 405
+    /// and 410 the URL, 415 and 431 the headers, 401 and 403 the credentials) or ask to wait
+    /// (408, 429): narrowing those would reject every mutation for a mistake in the setup,
+    /// so they keep the state `error` (or `unauthorized`, or the backoff) and lose nothing.
+    static func narrows(_ status: Int) -> Bool { status == 400 || status == 413 || status == 422 }
+
+    /// A push refused whole for its content: several mutations go back to the queue and the
+    /// next push carries half as many, at once (the refusal is an answer, not an outage, so
+    /// no backoff); one mutation alone ends `rejected` with the server's reason, as if the
+    /// server had answered so (its policy decides, ``Store/syncSettle(_:now:)``), and the
+    /// sync goes on with the rest. The server applied nothing of the request.
+    private func narrow(_ batch: [MutationRecord], _ status: Int, _ body: String, now: Int64) {
+        let ids = batch.map(\.id)
+        let detail = "push: HTTP \(status)\(Self.errorText(body).map { ": \($0)" } ?? "")"
+        guard ids.count == 1 else {
+            try? store.syncUnsend(ids)
+            batchLimit = max(1, ids.count / 2)
+            lastError = detail
+            return
+        }
+        let reason = Self.errorText(body) ?? "HTTP \(status)"
+        do {
+            try store.syncSettle([PushResult(id: ids[0], outcome: .rejected(error: reason))], now: now)
+        } catch {
+            try? store.syncUnsend(ids)
+            fail(.error, "push: store: \(error.message)", now: now, retryAfterMs: nil)
+            return
+        }
+        maybeSent.remove(ids[0])
+        pushRounds += 1
+        needPull = true
+        succeeded()
+        batchLimit = min(options.maxBatch, batchLimit * 2)
+    }
+
     // MARK: Pull
 
     private func pull(now: Int64, cancelled: @escaping @Sendable () -> Bool) throws(OptimistError) {
@@ -199,12 +242,17 @@ package final class SyncMachine {
         // Queued mutations that may have reached the server without us hearing back, with the
         // retry count each would be sent with now.
         var retries = [MutationID: Int]()
+        var opsOf = [MutationID: [Op]]()
         for m in try store.syncQueued(limit: .max) where maybeSent.contains(m.id) {
             retries[m.id] = m.retry
+            opsOf[m.id] = m.ops
             if retries.count == options.maxUnacked { break }
         }
         let unacked = retries.keys.sorted()
-        let body = PullRequest(clientID: clientID, cursor: try store.syncCursor(), unacked: unacked).encoded()
+        // Each unacked id with the digest of its ops, so a server that recorded the id with
+        // other ops (a copied or restored store file) says so instead of answering `ok`.
+        let digests = unacked.map { OpsDigest.of(opsOf[$0] ?? []) }
+        let body = PullRequest(clientID: clientID, cursor: try store.syncCursor(), unacked: unacked, digests: digests).encoded()
         switch send(.pull, body, cancelled) {
         case .unreachable(let why):
             fail(.offline, "pull: \(why)", now: now, retryAfterMs: nil)

@@ -36,6 +36,20 @@ public struct JSONParser {
         return o
     }
 
+    /// ``parseObject(_:)-(UnsafeBufferPointer<UInt8>)``, with the deepest nesting inside the
+    /// record written to `depth` (the record itself is level 1, as ``Limits/maxDepth`` counts):
+    /// what a mutation's maker needs for ``Limits/Tally`` without walking the record again.
+    package static func parseObject(_ bytes: UnsafeBufferPointer<UInt8>, depth: inout Int) throws(Failure) -> Record {
+        var p = JSONParser(bytes: bytes)
+        p.skipSpace()
+        let v = try p.value(depth: 0)
+        p.skipSpace()
+        if p.i != bytes.count { throw p.fail("unexpected data after the JSON value") }
+        guard case .object(let o) = v else { throw Failure(message: "expected a JSON object", offset: 0) }
+        depth = p.deepest
+        return o
+    }
+
     /// Parses the JSON object that starts at byte `start` (no space before it) and nothing
     /// after it: the record, and the offset just past its closing brace. For readers of a
     /// fixed layout with records inside (a store's saved ops), which otherwise scan for the
@@ -56,6 +70,8 @@ public struct JSONParser {
 
     let bytes: UnsafeBufferPointer<UInt8>
     var i = 0
+    /// The deepest object or array entered so far (one compare per container).
+    var deepest = 0
 
     func fail(_ m: String) -> Failure { Failure(message: m, offset: i) }
 
@@ -90,6 +106,7 @@ public struct JSONParser {
 
     mutating func object(depth: Int) throws(Failure) -> JSON {
         if depth > Self.maxDepth { throw fail("nesting too deep") }
+        if depth > deepest { deepest = depth }
         i += 1
         // Built in place, with room for 6 members (see ``emptySmallRecord``; gathering members
         // in an array first and sizing the dictionary exactly cost more: callgrind).
@@ -123,6 +140,7 @@ public struct JSONParser {
 
     mutating func array(depth: Int) throws(Failure) -> JSON {
         if depth > Self.maxDepth { throw fail("nesting too deep") }
+        if depth > deepest { deepest = depth }
         i += 1
         var items = [JSON]()
         skipSpace()
