@@ -1,5 +1,5 @@
 """No chosen names slow the server down: member names made to share one hash under the unkeyed
-key hash of before (Tests/Support/colliding_names.c) are parsed and stored like any others.
+key hash of before (Tests/Adversarial/colliding_names.c) are parsed and stored like any others.
 Before keys were hashed with a per-process secret, the 100,000 names below took minutes to
 parse (20,000 took 3.9 s and 40,000 took 15.7 s, growing with the square); the push must now
 be answered well within the request's timeout, and the server stay responsive."""
@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 def colliding_names(tmp_path_factory):
     """A function returning N names (JSON string bodies) that collided under the old hash."""
     exe = tmp_path_factory.mktemp("names") / "colliding_names"
-    subprocess.run(["cc", "-O2", "-o", str(exe), str(ROOT / "Tests/Support/colliding_names.c")], check=True)
+    subprocess.run(["cc", "-O2", "-o", str(exe), str(ROOT / "Tests/Adversarial/colliding_names.c")], check=True)
 
     def names(n):
         out = subprocess.run([str(exe), str(n)], check=True, capture_output=True, text=True).stdout

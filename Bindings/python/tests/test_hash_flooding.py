@@ -1,6 +1,6 @@
 """A server (or anyone on an http:// path) cannot hang a client's pull with chosen names.
 
-The names come from Tests/Support/colliding_names.c: they all shared one hash under the
+The names come from Tests/Adversarial/colliding_names.c: they all shared one hash under the
 unkeyed key hash the library used before its keys were hashed with a per-process secret, which
 made parsing a pull reply that held them quadratic (100,000 such member names: minutes). The
 pull must now apply within the deadline, which only a hang or a quadratic blow-up reaches.
@@ -21,9 +21,9 @@ DEADLINE = 60.0
 def colliding_names(tmp_path_factory):
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
-        pytest.skip("no C compiler to build Tests/Support/colliding_names.c")
+        pytest.skip("no C compiler to build Tests/Adversarial/colliding_names.c")
     exe = tmp_path_factory.mktemp("names") / "colliding_names"
-    subprocess.run([cc, "-O2", "-o", str(exe), str(ROOT / "Tests/Support/colliding_names.c")], check=True)
+    subprocess.run([cc, "-O2", "-o", str(exe), str(ROOT / "Tests/Adversarial/colliding_names.c")], check=True)
 
     def names(n):
         out = subprocess.run([str(exe), str(n)], check=True, capture_output=True, text=True).stdout
