@@ -206,14 +206,26 @@ class Client:
         assert r.status == 200, r
         return r.json["results"]
 
-    def pull_raw(self, cursor=None, unacked=()):
-        return http("POST", self.server.url + "/pull",
-                    {"protocol": 1, "client_id": self.client_id, "cursor": cursor, "unacked": list(unacked)}, self.headers)
+    def pull_raw(self, cursor=None, unacked=(), digests=None):
+        body = {"protocol": 1, "client_id": self.client_id, "cursor": cursor, "unacked": list(unacked)}
+        if digests is not None:
+            body["unacked_digests"] = list(digests)
+        return http("POST", self.server.url + "/pull", body, self.headers)
 
-    def pull(self, cursor=None, unacked=()):
-        r = self.pull_raw(cursor, unacked)
+    def pull(self, cursor=None, unacked=(), digests=None):
+        r = self.pull_raw(cursor, unacked, digests)
         assert r.status == 200, r
         return r.json
+
+    def pages(self, cursor=None, unacked=()):
+        """Every page of one pull round from `cursor`, following `more` to the end."""
+        pages = []
+        while True:
+            page = self.pull(cursor, unacked)
+            pages.append(page)
+            cursor = page["cursor"]
+            if not page["more"]:
+                return pages
 
     def state(self):
         """Every record this user sees: {(coll, key): value}, following `more` to the end."""
@@ -228,6 +240,32 @@ class Client:
             cursor = page["cursor"]
             if not page["more"]:
                 return records
+
+
+def cursor_seq(cursor):
+    """The seq part of a cursor ("<database identity>.<seq>"); tests may look inside it."""
+    identity, _, seq = cursor.rpartition(".")
+    assert len(identity) == 32 and all(c in "0123456789abcdef" for c in identity), cursor
+    return int(seq)
+
+
+def change_text(change):
+    """A pulled change as the JSON text the server wrote it in (canonical: members sorted, no
+    spaces; the tests' values are ASCII strings and integers, written alike by both)."""
+    return json.dumps(change, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def ops_digest(ops):
+    """OpsDigest of a mutation's ops (Sources/OptimistProtocol/Digest.swift), over their
+    canonical JSON text."""
+    text = json.dumps(ops, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    mask = (1 << 64) - 1
+    a, b = 0xcbf29ce484222325, 0x6a09e667f3bcc909 ^ len(text)
+    for byte in text:
+        a = ((a ^ byte) * 0x100000001b3) & mask
+        b = ((b ^ byte) * 0x9e3779b97f4a7c15) & mask
+        b ^= b >> 31
+    return f"{a:016x}{b:016x}"
 
 
 def put(coll, key, value):

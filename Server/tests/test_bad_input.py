@@ -55,8 +55,7 @@ BAD_REQUESTS = {
     "incr delta string": ("/push", push_body(mutations=[mutation(1, incr("x", "y", "n", "1"))]), None),
     "coll number": ("/push", push_body(mutations=[mutation(1, {"op": "delete", "coll": 1, "key": "y"})]), None),
     "cursor number": ("/pull", pull_body(cursor=5), None),
-    "cursor not decimal": ("/pull", pull_body(cursor="abc"), None),
-    "cursor negative": ("/pull", pull_body(cursor="-1"), None),
+    # A string cursor the server did not issue is answered with a reset (test_identity.py).
     "unacked strings": ("/pull", pull_body(unacked=["1"]), None),
     "unacked not array": ("/pull", pull_body(unacked=1), None),
 }

@@ -37,10 +37,20 @@ struct OptimistServerCommand: AsyncParsableCommand {
     @Option(help: "Most changes in one pull answer (more: true beyond).")
     var pageSize = 5000
 
+    @Option(help: "Most bytes of changes (their JSON text) in one pull answer; one mutation larger than that travels alone.")
+    var pageBytes = 4 << 20
+
+    @Option(help: "Days that tombstones and recorded outcomes are kept (fractions allowed); older cursors get a reset.")
+    var retentionDays = 30.0
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard maxBody > 0 else { throw ValidationError("--max-body must be positive") }
         guard pageSize > 0 else { throw ValidationError("--page-size must be positive") }
+        guard pageBytes > 0 else { throw ValidationError("--page-bytes must be positive") }
+        guard retentionDays > 0, retentionDays * 86_400_000 >= 1, retentionDays <= 1_000_000 else {
+            throw ValidationError("--retention-days must be positive (a millisecond at least)")
+        }
     }
 
     func run() async throws {
@@ -78,7 +88,7 @@ struct OptimistServerCommand: AsyncParsableCommand {
         }
 
         let responder = SyncResponder(
-            sync: SyncService(storage: storage, rules: RefusalRules(rules: rules), pageSize: pageSize),
+            sync: SyncService(storage: storage, rules: RefusalRules(rules: rules), pageSize: pageSize, pageBytes: pageBytes),
             auth: auth, maxBody: maxBody, logger: logger)
         let host = self.host
         var app = Application(
@@ -91,12 +101,21 @@ struct OptimistServerCommand: AsyncParsableCommand {
                 writeLine(toStandardOutput: "listening on http://\(shown):\(port)")
             },
             logger: logger)
+        let (ready, schemaReady) = AsyncStream<Void>.makeStream()
         if let postgres {
             // The pool runs as a service: the ServiceGroup stops it after the HTTP server has
             // drained, so in-flight requests keep their database connections to the end.
             app.addServices(postgres.client)
-            app.beforeServerStarts { try await postgres.migrate() }
+            app.beforeServerStarts {
+                try await postgres.migrate()
+                schemaReady.finish()
+            }
+        } else {
+            schemaReady.finish()  // SQLite migrated when it opened
         }
+        // Added after the pool: stopped before it.
+        app.addServices(Pruner(storage: storage, retentionMilliseconds: Int64(retentionDays * 86_400_000),
+                               logger: logger, ready: ready))
         // SIGTERM and SIGINT: stop accepting, finish in-flight requests, exit 0.
         try await app.runService()
         logger.info("stopped")

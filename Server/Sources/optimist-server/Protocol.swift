@@ -18,15 +18,46 @@ extension PushedMutation {
     var storedRetry: Int64 { Int64(retry) }
 }
 
-extension PullRequest {
-    /// The seq this server wrote as the cursor (nil: from the beginning). Cursors are decimal
-    /// seqs; anything else was not issued here.
-    func seqCursor() throws(BadRequest) -> Int64? {
-        guard let s = cursor else { return nil }
-        guard !s.isEmpty, s.utf8.count <= 18, s.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let c = Int64(s) else {
-            throw BadRequest("cursor is not one this server issued")
+/// The cursors this server issues: `<identity>.<seq>`, the identity of the database that
+/// issued it (32 hex digits, chosen at random when its schema was created) and the seq of the
+/// last write the client holds. Clients keep them as opaque text. A cursor that does not name
+/// this database (another database's, an earlier server's plain seq, a garbled one) says
+/// nothing about what the client holds: its pull starts over with a reset.
+enum Cursor {
+    static func text(identity: String, seq: Int64) -> String { "\(identity).\(seq)" }
+
+    /// Where a pull's cursor starts it in this database.
+    enum Position: Equatable {
+        /// No cursor: from the beginning (no reset: the client holds nothing yet).
+        case start
+        /// After this seq of this database.
+        case after(Int64)
+        /// Not a cursor of this database.
+        case foreign
+    }
+
+    static func position(of cursor: String?, identity: String) -> Position {
+        guard let cursor else { return .start }
+        let bytes = Array(cursor.utf8)
+        guard let dot = bytes.lastIndex(of: UInt8(ascii: ".")), String(decoding: bytes[..<dot], as: UTF8.self) == identity else {
+            return .foreign
         }
-        return c
+        let digits = bytes[(dot + 1)...]
+        guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let seq = Int64(String(decoding: digits, as: UTF8.self)) else { return .foreign }
+        return .after(seq)
+    }
+
+    /// A new database identity: 128 random bits as 32 hex digits.
+    static func newIdentity() -> String {
+        var rng = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        for _ in 0..<2 {
+            let v = rng.next() as UInt64
+            for i in 0..<16 { out.append(digits[Int((v >> UInt64(60 - 4 * i)) & 0xf)]) }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
 
@@ -34,12 +65,23 @@ extension PullAnswer {
     /// The reply body: stored values go out as the canonical JSON text they are.
     func encoded() -> [UInt8] {
         PullReply.encode(
-            cursor: String(cursor), more: more,
+            cursor: Cursor.text(identity: identity, seq: cursor), more: more,
             changes: changes.map { PulledChange(collection: $0.coll, key: $0.key, value: $0.value) },
             outcomes: outcomes.map { o in
                 PullOutcome(id: MutationID(o.mutationID),
                             outcome: o.status == .ok ? .ok : .rejected(error: o.error ?? "rejected"),
                             retry: Int(o.retry))
-            })
+            },
+            reset: reset)
+    }
+}
+
+/// The bytes of a record as one change of a pull reply (``PullReply/encode``):
+/// `{"coll":C,"key":K,"op":"put","value":V}` or `{"coll":C,"key":K,"op":"delete"}`.
+enum ChangeSize {
+    static func of(coll: String, key: String, value: String?) -> Int64 {
+        let names = JSONWriter.string(.string(coll)).utf8.count + JSONWriter.string(.string(key)).utf8.count
+        if let value { return Int64(36 + names + value.utf8.count) }
+        return Int64(30 + names)
     }
 }

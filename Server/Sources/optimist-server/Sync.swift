@@ -6,7 +6,13 @@ import OptimistProtocol
 struct SyncService: Sendable {
     let storage: any Storage
     let rules: RefusalRules
+    /// The most changes in one pull page (`--page-size`).
     let pageSize: Int
+    /// The most bytes of changes (their JSON text) in one pull page (`--page-bytes`).
+    let pageBytes: Int
+
+    /// The error of a mutation whose (client_id, id) was recorded with other ops.
+    static let reusedID = "mutation id reused with different ops"
 
     /// Processes a push in one transaction: every mutation in order, each all or nothing.
     /// Nothing is answered before the commit, so a crash before it loses nothing that was
@@ -26,41 +32,60 @@ struct SyncService: Sendable {
 
     /// Answers a pull from one consistent snapshot.
     func pull(user: String, _ request: PullRequest) async throws -> PullAnswer {
-        let pageSize = self.pageSize
-        // Checked before the transaction: a bad request is the client's, not the database's.
-        let cursor = try request.seqCursor()
+        let bounds = PageBounds(count: pageSize, bytes: Int64(pageBytes))
         return try await storage.read { tx in
-            let spaceSeq = try await tx.spaceSeq(user: user)
-            // A cursor past the space's seq was not issued by this database (it was reset or
-            // replaced): start over rather than wait for ever for seqs that will not come.
-            var from = cursor ?? 0
-            if from > spaceSeq { from = 0 }
-            let rows = try await tx.changes(user: user, after: from, limit: pageSize + 1)
-            if rows.count > pageSize {
-                // Cut short. One mutation's writes share a seq, and a page never splits them,
-                // so a client never holds half of a mutation's effect.
-                let last = rows[pageSize - 1].seq
-                var page = Array(rows.prefix(pageSize))
-                if rows[pageSize].seq == last {
-                    page.removeAll { $0.seq == last }
-                    page += try await tx.changes(user: user, at: last)
-                }
-                return PullAnswer(cursor: last, more: true, changes: page, outcomes: [])
+            let space = try await tx.space(user: user)
+            var from: Int64 = 0
+            var reset = false
+            switch Cursor.position(of: request.cursor, identity: space.identity) {
+            case .start: break
+            case .after(let seq) where seq <= space.seq && seq >= space.prunedSeq: from = seq
+            case .after, .foreign:
+                // Past the space's seq: not issued here (the database was replaced or reset).
+                // Below the pruned seq: deletes it has not seen are gone. Another database's,
+                // or no cursor of ours at all: it tells nothing. Each way the client's records
+                // may differ from ours in ways no change will tell, so it starts over.
+                reset = true
             }
-            // The last page: the client now holds everything up to spaceSeq, so outcomes of
+            let extent = try await PageExtent.find(tx, user: user, after: from, bounds: bounds)
+            let changes = extent.through > from ? try await tx.changes(user: user, after: from, through: extent.through) : []
+            if extent.more {
+                return PullAnswer(identity: space.identity, cursor: extent.through, more: true, reset: reset,
+                                  changes: changes, outcomes: [])
+            }
+            // The last page: the client now holds everything up to space.seq, so outcomes of
             // its unacked mutations (whose effects are included) can be told safely.
-            var seen = Set<Int64>()
-            let ids = request.unacked.map { Int64($0) }.filter { seen.insert($0).inserted }
-            let outcomes = ids.isEmpty ? [] : try await tx.outcomes(user: user, clientID: request.clientID, ids: ids)
-            return PullAnswer(cursor: spaceSeq, more: false, changes: rows,
-                              outcomes: outcomes.sorted { $0.mutationID < $1.mutationID })
+            let outcomes = try await unackedOutcomes(tx, user: user, request)
+            return PullAnswer(identity: space.identity, cursor: space.seq, more: false, reset: reset,
+                              changes: changes, outcomes: outcomes)
         }
+    }
+
+    /// The recorded outcomes of a pull's unacked ids. An id the client sent a digest for that
+    /// differs from the recorded one was used for other ops (the client's store was copied or
+    /// restored): it hears so, not the other mutation's outcome.
+    private func unackedOutcomes(_ tx: any StoreTransaction, user: String, _ request: PullRequest) async throws -> [StoredOutcome] {
+        var seen = Set<Int64>()
+        let ids = request.unacked.map { Int64($0) }.filter { seen.insert($0).inserted }
+        guard !ids.isEmpty else { return [] }
+        var sent = [Int64: [String]]()
+        for (id, digest) in zip(request.unacked, request.digests) { sent[Int64(id), default: []].append(digest) }
+        var outcomes = try await tx.outcomes(user: user, clientID: request.clientID, ids: ids)
+        for i in outcomes.indices {
+            guard let recorded = outcomes[i].digest, let digests = sent[outcomes[i].mutationID],
+                  digests.contains(where: { $0 != recorded }) else { continue }
+            outcomes[i].status = .rejected
+            outcomes[i].error = Self.reusedID
+        }
+        return outcomes.sorted { $0.mutationID < $1.mutationID }
     }
 }
 
 struct PullAnswer: Sendable {
+    var identity: String
     var cursor: Int64
     var more: Bool
+    var reset: Bool
     var changes: [StoredChange]
     var outcomes: [StoredOutcome]
 }
@@ -113,7 +138,14 @@ private struct PushSession {
     /// One mutation's answer: applied (now or before), with the absolute ops of the records it
     /// touched as they are now; or rejected.
     mutating func handle(_ m: PushedMutation) async throws -> PushResult {
+        let text = Op.encode(m.ops)
+        let digest = text.utf8.withContiguousStorageIfAvailable { OpsDigest.of(bytes: $0) } ?? OpsDigest.of(m.ops)
         if let done = recorded[m.storedID] {
+            // The same pair with other ops is another mutation (a copied or restored client
+            // store reusing ids): refused, and what was recorded stays as it was.
+            if let d = done.digest, d != digest {
+                return PushResult(id: m.id, outcome: .rejected(error: SyncService.reusedID))
+            }
             switch done.status {
             case .ok:
                 // Exactly once: answer again, with the records as they are now, so a late
@@ -125,30 +157,51 @@ private struct PushSession {
                 break  // the user retried a failed change: process it again
             }
         }
-        let outcome: StoredOutcome
+        var outcome = StoredOutcome(mutationID: m.storedID, status: .ok, retry: m.storedRetry, error: nil, seq: seq,
+                                    digest: digest, writtenAt: unixMilliseconds())
         let result: PushResult
-        switch try await process(m) {
-        case .applied(let ops):
-            outcome = StoredOutcome(mutationID: m.storedID, status: .ok, retry: m.storedRetry, error: nil, seq: seq)
-            result = PushResult(id: m.id, outcome: .ok(ops: ops))
+        switch try await evaluate(m, encodedBytes: text.utf8.count) {
         case .refused(let error):
-            outcome = StoredOutcome(mutationID: m.storedID, status: .rejected, retry: m.storedRetry, error: error, seq: seq)
+            outcome.status = .rejected
+            outcome.error = error
+            try await tx.saveOutcome(user: user, clientID: clientID, outcome)
             result = PushResult(id: m.id, outcome: .rejected(error: error))
+        case .apply(let plan):
+            // The writes and their outcome go under a savepoint: when the database refuses
+            // one of them (a value or key it cannot hold), this mutation alone is undone and
+            // rejected, and the push goes on with the next.
+            let before = (cache, seq)
+            try await tx.savepoint()
+            do {
+                let ops = try await write(plan, outcome: &outcome)
+                try await tx.releaseSavepoint()
+                result = PushResult(id: m.id, outcome: .ok(ops: ops))
+            } catch StorageError.refused(let reason) {
+                try await tx.rollbackToSavepoint()
+                (cache, seq) = before
+                let error = "the database refused this mutation: \(reason)"
+                outcome = StoredOutcome(mutationID: m.storedID, status: .rejected, retry: m.storedRetry, error: error,
+                                        seq: seq, digest: digest, writtenAt: outcome.writtenAt)
+                try await tx.saveOutcome(user: user, clientID: clientID, outcome)
+                result = PushResult(id: m.id, outcome: .rejected(error: error))
+            }
         }
-        try await tx.saveOutcome(user: user, clientID: clientID, outcome)
         recorded[m.storedID] = outcome
         return result
     }
 
-    /// What processing a mutation did: a server answers a push with these two (`retry` is a
-    /// client's to hear from servers that shed load, not this one's).
-    private enum Processed {
-        /// Applied: the absolute ops of the records it touched.
-        case applied([Op])
+    /// What evaluating a mutation decided: a server answers a push with these two (`retry` is
+    /// a client's to hear from servers that shed load, not this one's).
+    private enum Evaluated {
+        /// It applies: the new value of each record it touches, in first-touch order.
+        case apply([(RecordID, Record?)])
         case refused(String)
     }
 
-    private mutating func process(_ m: PushedMutation) async throws -> Processed {
+    private mutating func evaluate(_ m: PushedMutation, encodedBytes: Int) async throws -> Evaluated {
+        if let violation = MutationLimits.violation(of: m.ops, encodedBytes: encodedBytes) {
+            return .refused("over the server's limits: \(violation)")
+        }
         if let refusal = rules.refusal(for: m.ops) {
             return .refused("refused by rule: \(refusal)")
         }
@@ -173,23 +226,33 @@ private struct PushSession {
             case .failure(let error): return .refused(error.message)
             }
         }
+        return .apply(order.map { ($0, working[$0]!) })
+    }
+
+    /// Writes an evaluated mutation's records and its ok outcome; returns the absolute ops of
+    /// the records it touched.
+    private mutating func write(_ plan: [(RecordID, Record?)], outcome: inout StoredOutcome) async throws -> [Op] {
         let writeSeq = seq + 1
         var wrote = false
-        for id in order {
+        for (id, new) in plan {
             var row = cache[id]!
-            let new = working[id]!
             // Deleting what never existed leaves nothing to tell anyone.
             if new == nil && !row.exists { continue }
             row.value = new
             row.version += 1
             row.exists = true
-            cache[id] = row
+            let text = new.map { JSONWriter.string($0) }
             try await tx.saveRecord(user: user, coll: id.coll.string, key: id.key.string,
-                                    StoredRecord(value: new.map { JSONWriter.string($0) }, version: row.version, seq: writeSeq))
+                                    StoredRecord(value: text, version: row.version, seq: writeSeq,
+                                                 changeBytes: ChangeSize.of(coll: id.coll.string, key: id.key.string, value: text),
+                                                 writtenAt: outcome.writtenAt))
+            cache[id] = row
             wrote = true
         }
         if wrote { seq = writeSeq }
-        return .applied(order.map { absoluteOp($0, cache[$0]!.value) })
+        outcome.seq = seq
+        try await tx.saveOutcome(user: user, clientID: clientID, outcome)
+        return plan.map { absoluteOp($0.0, cache[$0.0]!.value) }
     }
 
     private mutating func currentOps(touchedBy ops: [Op]) async throws -> [Op] {

@@ -9,7 +9,7 @@ import Synchronization
 /// pushes run in parallel. Pushes run at READ COMMITTED: every statement after the lock sees
 /// what the previous holder committed. Pulls run at REPEATABLE READ: one snapshot.
 final class PostgresStorage: Storage {
-    static let schemaVersion: Int32 = 1
+    static let schemaVersion: Int32 = 2
 
     /// The connection pool; it runs as a service of the application (see Main.swift).
     let client: PostgresClient
@@ -64,11 +64,38 @@ final class PostgresStorage: Storage {
                             """, logger: logger)
                         try await conn.query("INSERT INTO optimist_schema (version) VALUES (1)", logger: logger)
                     }
+                    if version < 2 {
+                        try await self.migrateToVersion2(conn)
+                    }
                     // Later versions migrate here, one step at a time.
                 }
             }
         } catch {
             throw Self.classify(error)
+        }
+    }
+
+    /// Version 2: the database's identity (cursors name it), each outcome's ops digest, when
+    /// rows were written (pruning), each record's size as a pulled change (byte-bounded pages),
+    /// each space's pruned seq. Rows written before count as written now (a constant default:
+    /// no table rewrite); their size is estimated when a pull needs it.
+    private func migrateToVersion2(_ conn: PostgresConnection) async throws {
+        let now = unixMilliseconds()
+        try await conn.query("CREATE TABLE optimist_meta (name TEXT COLLATE \"C\" PRIMARY KEY, value TEXT NOT NULL)", logger: logger)
+        let identity = Cursor.newIdentity()
+        try await conn.query("INSERT INTO optimist_meta (name, value) VALUES ('identity', \(identity))", logger: logger)
+        for ddl in [
+            "ALTER TABLE spaces ADD COLUMN pruned_seq BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE records ADD COLUMN change_bytes BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE records ADD COLUMN written_at BIGINT NOT NULL DEFAULT \(now)",
+            "ALTER TABLE outcomes ADD COLUMN digest TEXT",
+            "ALTER TABLE outcomes ADD COLUMN written_at BIGINT NOT NULL DEFAULT \(now)",
+            "CREATE INDEX records_tombstones_by_age ON records (written_at) WHERE value IS NULL",
+            "CREATE INDEX outcomes_by_age ON outcomes (written_at)",
+            "INSERT INTO optimist_schema (version) VALUES (2)",
+        ] {
+            // Fixed text and an integer: nothing of a request's goes in.
+            try await conn.query(PostgresQuery(unsafeSQL: ddl), logger: logger)
         }
     }
 
@@ -163,6 +190,12 @@ final class PostgresStorage: Storage {
             if state.hasPrefix("40") || state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") {
                 return .transient(message)
             }
+            // 22: data exception (a value the column cannot hold); 23: integrity constraint;
+            // 54: program limit exceeded (54000: an index entry over its largest size). What
+            // was written is at fault: the mutation that wrote it is rejected.
+            if state.hasPrefix("22") || state.hasPrefix("23") || state.hasPrefix("54") {
+                return .refused(message)
+            }
             return .failed(message)
         }
         // Pool and channel errors: the database could not be reached.
@@ -190,16 +223,30 @@ private struct PostgresTransaction: StoreTransaction {
         return seq
     }
 
-    func spaceSeq(user: String) async throws -> Int64 {
-        var seq: Int64 = 0
-        for try await s in try await conn.query("SELECT seq FROM spaces WHERE user_id = \(user)", logger: logger).decode(Int64.self) {
-            seq = s
+    func space(user: String) async throws -> SpaceState {
+        let rows = try await conn.query("""
+            SELECT m.value, s.seq, s.pruned_seq FROM optimist_meta m LEFT JOIN spaces s ON s.user_id = \(user)
+            WHERE m.name = 'identity'
+            """, logger: logger)
+        var state: SpaceState?
+        for try await (identity, seq, pruned) in rows.decode((String, Int64?, Int64?).self) {
+            state = SpaceState(seq: seq ?? 0, prunedSeq: pruned ?? 0, identity: identity)
         }
-        return seq
+        guard let state else { throw StorageError.failed("the database has no identity (optimist_meta)") }
+        return state
     }
 
     func setSpaceSeq(user: String, seq: Int64) async throws {
         try await conn.query("UPDATE spaces SET seq = \(seq) WHERE user_id = \(user)", logger: logger)
+    }
+
+    // One savepoint name: a push holds at most one open at a time.
+    func savepoint() async throws { try await conn.query("SAVEPOINT mutation", logger: logger) }
+    func releaseSavepoint() async throws { try await conn.query("RELEASE SAVEPOINT mutation", logger: logger) }
+    func rollbackToSavepoint() async throws {
+        // ROLLBACK TO leaves the savepoint open: release it too.
+        try await conn.query("ROLLBACK TO SAVEPOINT mutation", logger: logger)
+        try await conn.query("RELEASE SAVEPOINT mutation", logger: logger)
     }
 
     func record(user: String, coll: String, key: String) async throws -> StoredRecord? {
@@ -214,47 +261,107 @@ private struct PostgresTransaction: StoreTransaction {
     }
 
     func saveRecord(user: String, coll: String, key: String, _ record: StoredRecord) async throws {
-        try await conn.query("""
-            INSERT INTO records (user_id, coll, key, value, version, seq)
-            VALUES (\(user), \(coll), \(key), \(record.value), \(record.version), \(record.seq))
-            ON CONFLICT (user_id, coll, key) DO UPDATE SET value = excluded.value, version = excluded.version, seq = excluded.seq
-            """, logger: logger)
+        try await classifying {
+            _ = try await conn.query("""
+                INSERT INTO records (user_id, coll, key, value, version, seq, change_bytes, written_at)
+                VALUES (\(user), \(coll), \(key), \(record.value), \(record.version), \(record.seq), \(record.changeBytes),
+                        \(record.writtenAt))
+                ON CONFLICT (user_id, coll, key) DO UPDATE SET value = excluded.value, version = excluded.version, seq = excluded.seq,
+                    change_bytes = excluded.change_bytes, written_at = excluded.written_at
+                """, logger: logger)
+        }
     }
 
     func outcomes(user: String, clientID: String, ids: [Int64]) async throws -> [StoredOutcome] {
         let rows = try await conn.query("""
-            SELECT mutation_id, status, retry, error, seq FROM outcomes
+            SELECT mutation_id, status, retry, error, seq, digest FROM outcomes
             WHERE user_id = \(user) AND client_id = \(clientID) AND mutation_id = ANY(\(ids))
             """, logger: logger)
         var found = [StoredOutcome]()
-        for try await (id, status, retry, error, seq) in rows.decode((Int64, String, Int64, String?, Int64).self) {
-            found.append(try outcome(id, status: status, retry: retry, error: error, seq: seq))
+        for try await (id, status, retry, error, seq, digest) in rows.decode((Int64, String, Int64, String?, Int64, String?).self) {
+            found.append(try outcome(id, status: status, retry: retry, error: error, seq: seq, digest: digest))
         }
         return found
     }
 
     func saveOutcome(user: String, clientID: String, _ o: StoredOutcome) async throws {
-        try await conn.query("""
-            INSERT INTO outcomes (user_id, client_id, mutation_id, status, retry, error, seq)
-            VALUES (\(user), \(clientID), \(o.mutationID), \(o.status.rawValue), \(o.retry), \(o.error), \(o.seq))
-            ON CONFLICT (user_id, client_id, mutation_id) DO UPDATE SET
-                status = excluded.status, retry = excluded.retry, error = excluded.error, seq = excluded.seq
-            """, logger: logger)
+        try await classifying {
+            _ = try await conn.query("""
+                INSERT INTO outcomes (user_id, client_id, mutation_id, status, retry, error, seq, digest, written_at)
+                VALUES (\(user), \(clientID), \(o.mutationID), \(o.status.rawValue), \(o.retry), \(o.error), \(o.seq), \(o.digest),
+                        \(o.writtenAt))
+                ON CONFLICT (user_id, client_id, mutation_id) DO UPDATE SET
+                    status = excluded.status, retry = excluded.retry, error = excluded.error, seq = excluded.seq,
+                    digest = excluded.digest, written_at = excluded.written_at
+                """, logger: logger)
+        }
     }
 
-    func changes(user: String, after: Int64, limit: Int) async throws -> [StoredChange] {
+    func changeGroups(user: String, after: Int64, limit: Int) async throws -> [ChangeGroup] {
+        // Rows written before sizes were kept (change_bytes 0) count at most what their text
+        // can take as JSON: every byte of a name escaped (6), the value as it is.
         let rows = try await conn.query("""
-            SELECT coll, key, value, seq FROM records WHERE user_id = \(user) AND seq > \(after)
-            ORDER BY seq, coll, key LIMIT \(Int64(limit))
+            SELECT seq, count(*), sum(CASE WHEN change_bytes > 0 THEN change_bytes ELSE
+                40 + 6 * (octet_length(coll) + octet_length(key)) + coalesce(octet_length(value), 0) END)::BIGINT
+            FROM records WHERE user_id = \(user) AND seq > \(after) GROUP BY seq ORDER BY seq LIMIT \(Int64(limit))
+            """, logger: logger)
+        var groups = [ChangeGroup]()
+        for try await (seq, count, bytes) in rows.decode((Int64, Int64, Int64).self) {
+            groups.append(ChangeGroup(seq: seq, count: Int(count), bytes: bytes))
+        }
+        return groups
+    }
+
+    func changes(user: String, after: Int64, through: Int64) async throws -> [StoredChange] {
+        let rows = try await conn.query("""
+            SELECT coll, key, value, seq FROM records WHERE user_id = \(user) AND seq > \(after) AND seq <= \(through)
+            ORDER BY seq, coll, key
             """, logger: logger)
         return try await collect(rows)
     }
 
-    func changes(user: String, at seq: Int64) async throws -> [StoredChange] {
-        let rows = try await conn.query("""
-            SELECT coll, key, value, seq FROM records WHERE user_id = \(user) AND seq = \(seq) ORDER BY coll, key
-            """, logger: logger)
-        return try await collect(rows)
+    func userWithPrunable(before: Int64) async throws -> String? {
+        for sql: PostgresQuery in [
+            "SELECT user_id FROM records WHERE value IS NULL AND written_at < \(before) LIMIT 1",
+            "SELECT user_id FROM outcomes WHERE written_at < \(before) LIMIT 1",
+        ] {
+            for try await user in try await conn.query(sql, logger: logger).decode(String.self) { return user }
+        }
+        return nil
+    }
+
+    func prune(user: String, before: Int64, limit: Int) async throws -> Int {
+        var removed = 0
+        var highest: Int64 = 0
+        // The space is locked: none of the user's rows move meanwhile, so their ctids hold.
+        for sql: PostgresQuery in [
+            """
+            DELETE FROM records WHERE ctid = ANY(ARRAY(SELECT ctid FROM records
+                WHERE user_id = \(user) AND value IS NULL AND written_at < \(before) LIMIT \(Int64(limit))))
+            RETURNING seq
+            """,
+            """
+            DELETE FROM outcomes WHERE ctid = ANY(ARRAY(SELECT ctid FROM outcomes
+                WHERE user_id = \(user) AND written_at < \(before) LIMIT \(Int64(limit))))
+            RETURNING seq
+            """,
+        ] {
+            for try await seq in try await conn.query(sql, logger: logger).decode(Int64.self) {
+                removed += 1
+                highest = max(highest, seq)
+            }
+        }
+        if removed > 0 {
+            try await conn.query("UPDATE spaces SET pruned_seq = GREATEST(pruned_seq, \(highest)) WHERE user_id = \(user)",
+                                 logger: logger)
+        }
+        return removed
+    }
+
+    /// Runs a write with its failure sorted (``PostgresStorage/classify(_:)``), so that a
+    /// refusal of what it wrote reaches the push as ``StorageError/refused(_:)``.
+    nonisolated(nonsending) private func classifying(_ body: () async throws -> Void) async throws {
+        do { try await body() } catch { throw PostgresStorage.classify(error) }
     }
 
     private func collect(_ rows: PostgresRowSequence) async throws -> [StoredChange] {

@@ -93,6 +93,9 @@ final class SQLiteConnection: @unchecked Sendable {
         let message = "\(String(cString: sqlite3_errmsg(db))) (SQLite \(rc)) in: \(sql.prefix(80))"
         switch rc & 0xff {
         case SQLITE_BUSY, SQLITE_LOCKED: return .transient(message)
+        // What was written is what SQLite refuses (too big, a constraint, a type): the fault
+        // of the mutation that wrote it.
+        case SQLITE_TOOBIG, SQLITE_CONSTRAINT, SQLITE_MISMATCH: return .refused(message)
         default: return .failed(message)
         }
     }

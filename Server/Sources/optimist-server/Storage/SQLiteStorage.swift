@@ -8,7 +8,7 @@ import Synchronization
 /// SQLite calls block the calling thread; they are short (the file is local and a push writes
 /// a few rows), so they run on the task's thread rather than being handed to another pool.
 final class SQLiteStorage: Storage {
-    static let schemaVersion: Int64 = 1
+    static let schemaVersion: Int64 = 2
 
     private let path: String
     private let writer: SQLiteConnection
@@ -52,6 +52,25 @@ final class SQLiteStorage: Storage {
                         seq INTEGER NOT NULL,
                         PRIMARY KEY (user_id, client_id, mutation_id));
                     PRAGMA user_version = 1;
+                    """)
+            }
+            if version < 2 {
+                // Version 2: the database's identity (cursors name it), each outcome's ops
+                // digest, when rows were written (pruning), each record's size as a pulled
+                // change (byte-bounded pages), each space's pruned seq. Rows written before
+                // count as written now; their size is estimated when a pull needs it.
+                let now = unixMilliseconds()
+                try writer.exec("""
+                    CREATE TABLE optimist_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+                    INSERT INTO optimist_meta (name, value) VALUES ('identity', '\(Cursor.newIdentity())');
+                    ALTER TABLE spaces ADD COLUMN pruned_seq INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE records ADD COLUMN change_bytes INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE records ADD COLUMN written_at INTEGER NOT NULL DEFAULT \(now);
+                    ALTER TABLE outcomes ADD COLUMN digest TEXT;
+                    ALTER TABLE outcomes ADD COLUMN written_at INTEGER NOT NULL DEFAULT \(now);
+                    CREATE INDEX records_tombstones_by_age ON records (written_at) WHERE value IS NULL;
+                    CREATE INDEX outcomes_by_age ON outcomes (written_at);
+                    PRAGMA user_version = 2;
                     """)
             }
             // Later versions migrate here, one step at a time.
@@ -115,15 +134,30 @@ private struct SQLiteTransaction: StoreTransaction {
     func lockSpace(user: String) throws -> Int64 {
         // BEGIN IMMEDIATE already holds the database's write lock; the row only needs to exist.
         try db.query("INSERT INTO spaces (user_id, seq) VALUES (?, 0) ON CONFLICT DO NOTHING", [.text(user)])
-        return try spaceSeq(user: user)
+        return try db.integer("SELECT seq FROM spaces WHERE user_id = ?", [.text(user)]) ?? 0
     }
 
-    func spaceSeq(user: String) throws -> Int64 {
-        try db.integer("SELECT seq FROM spaces WHERE user_id = ?", [.text(user)]) ?? 0
+    func space(user: String) throws -> SpaceState {
+        var state = SpaceState(seq: 0, prunedSeq: 0, identity: "")
+        try db.query("SELECT seq, pruned_seq FROM spaces WHERE user_id = ?", [.text(user)]) { r in
+            state.seq = r.int(0)
+            state.prunedSeq = r.int(1)
+        }
+        try db.query("SELECT value FROM optimist_meta WHERE name = 'identity'") { r in state.identity = r.text(0) ?? "" }
+        return state
     }
 
     func setSpaceSeq(user: String, seq: Int64) throws {
         try db.query("UPDATE spaces SET seq = ? WHERE user_id = ?", [.int(seq), .text(user)])
+    }
+
+    // One savepoint name: a push holds at most one open at a time.
+    func savepoint() throws { try db.exec("SAVEPOINT mutation") }
+    func releaseSavepoint() throws { try db.exec("RELEASE SAVEPOINT mutation") }
+    func rollbackToSavepoint() throws {
+        // ROLLBACK TO leaves the savepoint open: release it too.
+        try db.exec("ROLLBACK TO SAVEPOINT mutation")
+        try db.exec("RELEASE SAVEPOINT mutation")
     }
 
     func record(user: String, coll: String, key: String) throws -> StoredRecord? {
@@ -137,9 +171,11 @@ private struct SQLiteTransaction: StoreTransaction {
 
     func saveRecord(user: String, coll: String, key: String, _ record: StoredRecord) throws {
         try db.query("""
-            INSERT INTO records (user_id, coll, key, value, version, seq) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (user_id, coll, key) DO UPDATE SET value = excluded.value, version = excluded.version, seq = excluded.seq
-            """, [.text(user), .text(coll), .text(key), record.value.map(SQLValue.text) ?? .null, .int(record.version), .int(record.seq)])
+            INSERT INTO records (user_id, coll, key, value, version, seq, change_bytes, written_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (user_id, coll, key) DO UPDATE SET value = excluded.value, version = excluded.version, seq = excluded.seq,
+                change_bytes = excluded.change_bytes, written_at = excluded.written_at
+            """, [.text(user), .text(coll), .text(key), record.value.map(SQLValue.text) ?? .null, .int(record.version), .int(record.seq),
+                  .int(record.changeBytes), .int(record.writtenAt)])
     }
 
     func outcomes(user: String, clientID: String, ids: [Int64]) throws -> [StoredOutcome] {
@@ -147,9 +183,9 @@ private struct SQLiteTransaction: StoreTransaction {
         var found = [StoredOutcome]()
         for id in ids {
             try db.query("""
-                SELECT status, retry, error, seq FROM outcomes WHERE user_id = ? AND client_id = ? AND mutation_id = ?
+                SELECT status, retry, error, seq, digest FROM outcomes WHERE user_id = ? AND client_id = ? AND mutation_id = ?
                 """, [.text(user), .text(clientID), .int(id)]) { r throws(StorageError) in
-                found.append(try outcome(id, status: r.text(0), retry: r.int(1), error: r.text(2), seq: r.int(3)))
+                found.append(try outcome(id, status: r.text(0), retry: r.int(1), error: r.text(2), seq: r.int(3), digest: r.text(4)))
             }
         }
         return found
@@ -157,37 +193,75 @@ private struct SQLiteTransaction: StoreTransaction {
 
     func saveOutcome(user: String, clientID: String, _ o: StoredOutcome) throws {
         try db.query("""
-            INSERT INTO outcomes (user_id, client_id, mutation_id, status, retry, error, seq) VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO outcomes (user_id, client_id, mutation_id, status, retry, error, seq, digest, written_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (user_id, client_id, mutation_id) DO UPDATE SET
-                status = excluded.status, retry = excluded.retry, error = excluded.error, seq = excluded.seq
+                status = excluded.status, retry = excluded.retry, error = excluded.error, seq = excluded.seq,
+                digest = excluded.digest, written_at = excluded.written_at
             """, [.text(user), .text(clientID), .int(o.mutationID), .text(o.status.rawValue), .int(o.retry),
-                  o.error.map(SQLValue.text) ?? .null, .int(o.seq)])
+                  o.error.map(SQLValue.text) ?? .null, .int(o.seq), o.digest.map(SQLValue.text) ?? .null, .int(o.writtenAt)])
     }
 
-    func changes(user: String, after: Int64, limit: Int) throws -> [StoredChange] {
+    func changeGroups(user: String, after: Int64, limit: Int) throws -> [ChangeGroup] {
+        // Rows written before sizes were kept (change_bytes 0) count at most what their text
+        // can take as JSON: every byte of a name escaped (6), the value as it is.
+        var groups = [ChangeGroup]()
+        try db.query("""
+            SELECT seq, count(*), sum(CASE WHEN change_bytes > 0 THEN change_bytes ELSE
+                40 + 6 * (length(CAST(coll AS BLOB)) + length(CAST(key AS BLOB))) + coalesce(length(CAST(value AS BLOB)), 0) END)
+            FROM records WHERE user_id = ? AND seq > ? GROUP BY seq ORDER BY seq LIMIT ?
+            """, [.text(user), .int(after), .int(Int64(limit))]) { r in
+            groups.append(ChangeGroup(seq: r.int(0), count: Int(r.int(1)), bytes: r.int(2)))
+        }
+        return groups
+    }
+
+    func changes(user: String, after: Int64, through: Int64) throws -> [StoredChange] {
         var rows = [StoredChange]()
         try db.query("""
-            SELECT coll, key, value, seq FROM records WHERE user_id = ? AND seq > ? ORDER BY seq, coll, key LIMIT ?
-            """, [.text(user), .int(after), .int(Int64(limit))]) { r in
+            SELECT coll, key, value, seq FROM records WHERE user_id = ? AND seq > ? AND seq <= ? ORDER BY seq, coll, key
+            """, [.text(user), .int(after), .int(through)]) { r in
             rows.append(StoredChange(coll: r.text(0) ?? "", key: r.text(1) ?? "", value: r.text(2), seq: r.int(3)))
         }
         return rows
     }
 
-    func changes(user: String, at seq: Int64) throws -> [StoredChange] {
-        var rows = [StoredChange]()
-        try db.query("SELECT coll, key, value, seq FROM records WHERE user_id = ? AND seq = ? ORDER BY coll, key",
-                     [.text(user), .int(seq)]) { r in
-            rows.append(StoredChange(coll: r.text(0) ?? "", key: r.text(1) ?? "", value: r.text(2), seq: r.int(3)))
+    func userWithPrunable(before: Int64) throws -> String? {
+        var user: String?
+        try db.query("SELECT user_id FROM records WHERE value IS NULL AND written_at < ? LIMIT 1", [.int(before)]) { r in
+            user = r.text(0)
         }
-        return rows
+        if user == nil {
+            try db.query("SELECT user_id FROM outcomes WHERE written_at < ? LIMIT 1", [.int(before)]) { r in user = r.text(0) }
+        }
+        return user
+    }
+
+    func prune(user: String, before: Int64, limit: Int) throws -> Int {
+        var removed = 0
+        var highest: Int64 = 0
+        for table in ["records", "outcomes"] {
+            let tombstonesOnly = table == "records" ? "AND value IS NULL" : ""
+            try db.query("""
+                DELETE FROM \(table) WHERE rowid IN (
+                    SELECT rowid FROM \(table) WHERE user_id = ? \(tombstonesOnly) AND written_at < ? LIMIT ?)
+                RETURNING seq
+                """, [.text(user), .int(before), .int(Int64(limit))]) { r in
+                removed += 1
+                highest = max(highest, r.int(0))
+            }
+        }
+        if removed > 0 {
+            try db.query("UPDATE spaces SET pruned_seq = max(pruned_seq, ?) WHERE user_id = ?", [.int(highest), .text(user)])
+        }
+        return removed
     }
 }
 
 /// An outcome row read back; a status this server never writes means a damaged database.
-func outcome(_ id: Int64, status: String?, retry: Int64, error: String?, seq: Int64) throws(StorageError) -> StoredOutcome {
+func outcome(_ id: Int64, status: String?, retry: Int64, error: String?, seq: Int64, digest: String?) throws(StorageError) -> StoredOutcome {
     guard let s = status.flatMap(StoredOutcome.Status.init(rawValue:)) else {
         throw .failed("outcome \(id) has an unknown status \(status ?? "NULL")")
     }
-    return StoredOutcome(mutationID: id, status: s, retry: retry, error: error, seq: seq)
+    return StoredOutcome(mutationID: id, status: s, retry: retry, error: error, seq: seq, digest: digest)
 }

@@ -11,13 +11,22 @@ protocol Storage: Sendable {
 }
 
 /// One transaction. Everything is keyed by user: a method never reaches another user's rows.
+/// Every error a method throws is a ``StorageError``.
 protocol StoreTransaction {
     /// Creates the user's space row if missing and locks it until the transaction ends; the
     /// lock serializes every write of one user, across server processes. Returns its seq.
     func lockSpace(user: String) async throws -> Int64
-    /// The space's seq (0 when the user never wrote).
-    func spaceSeq(user: String) async throws -> Int64
+    /// The space's seq and pruning horizon, and the database's identity.
+    func space(user: String) async throws -> SpaceState
     func setSpaceSeq(user: String, seq: Int64) async throws
+
+    /// Opens the savepoint that one mutation's writes go under, so that a write the database
+    /// refuses (``StorageError/refused(_:)``) undoes that mutation alone. One at a time:
+    /// ``releaseSavepoint()`` or ``rollbackToSavepoint()`` closes it.
+    func savepoint() async throws
+    func releaseSavepoint() async throws
+    /// Undoes everything since ``savepoint()`` and closes it; the transaction goes on.
+    func rollbackToSavepoint() async throws
 
     /// The stored row of a record (a tombstone has a nil value), nil when there is none.
     func record(user: String, coll: String, key: String) async throws -> StoredRecord?
@@ -27,10 +36,30 @@ protocol StoreTransaction {
     func outcomes(user: String, clientID: String, ids: [Int64]) async throws -> [StoredOutcome]
     func saveOutcome(user: String, clientID: String, _ outcome: StoredOutcome) async throws
 
-    /// Rows with seq > `after`, in seq order (then coll, key), at most `limit` of them.
-    func changes(user: String, after: Int64, limit: Int) async throws -> [StoredChange]
-    /// Every row written at exactly `seq` (one mutation's writes share a seq).
-    func changes(user: String, at seq: Int64) async throws -> [StoredChange]
+    /// The sizes of the writes after seq `after`, one entry per seq, in seq order, at most
+    /// `limit` of them: what a pull decides its page's extent from without reading values.
+    func changeGroups(user: String, after: Int64, limit: Int) async throws -> [ChangeGroup]
+    /// Rows with `after` < seq <= `through`, in seq order (then coll, key).
+    func changes(user: String, after: Int64, through: Int64) async throws -> [StoredChange]
+
+    /// A user with a tombstone or an outcome written before `before` (milliseconds since
+    /// 1970), nil when there is none.
+    func userWithPrunable(before: Int64) async throws -> String?
+    /// Removes at most `limit` of the user's tombstones and at most `limit` of their outcomes
+    /// written before `before`, raises the space's pruned seq to the highest seq removed, and
+    /// returns how many rows went. Call with the space locked.
+    func prune(user: String, before: Int64, limit: Int) async throws -> Int
+}
+
+/// A user's space as a pull sees it.
+struct SpaceState: Sendable {
+    /// The seq of the space's last write (0 when the user never wrote).
+    var seq: Int64
+    /// The highest seq of a tombstone or outcome pruned from the space (0: none): a client
+    /// whose cursor is below it may have missed a delete, and starts over.
+    var prunedSeq: Int64
+    /// The database's identity, chosen at random when its schema was created.
+    var identity: String
 }
 
 /// A row of `records`. `value` is canonical JSON text of the record, nil for a tombstone.
@@ -38,6 +67,11 @@ struct StoredRecord: Sendable {
     var value: String?
     var version: Int64
     var seq: Int64
+    /// The bytes of the record as a pulled change (``ChangeSize``), kept so that a pull sizes
+    /// its page without reading values.
+    var changeBytes: Int64 = 0
+    /// When it was written, in milliseconds since 1970 (tombstones are pruned by it).
+    var writtenAt: Int64 = 0
 }
 
 /// A row of `records` as the change log sees it.
@@ -48,6 +82,13 @@ struct StoredChange: Sendable {
     var seq: Int64
 }
 
+/// The writes of one seq (one mutation): how many records, and their bytes as pulled changes.
+struct ChangeGroup: Sendable {
+    var seq: Int64
+    var count: Int
+    var bytes: Int64
+}
+
 /// A row of `outcomes`.
 struct StoredOutcome: Sendable {
     enum Status: String, Sendable { case ok, rejected }
@@ -56,19 +97,26 @@ struct StoredOutcome: Sendable {
     var retry: Int64
     var error: String?
     var seq: Int64
+    /// The ``OpsDigest`` of the mutation's ops; nil in rows written before digests were kept
+    /// (they match any ops).
+    var digest: String?
+    var writtenAt: Int64 = 0
 }
 
-/// A database failure, sorted by what the client should do about it.
+/// A database failure, sorted by what the server should do about it.
 enum StorageError: Error, CustomStringConvertible {
     /// Worth retrying soon (SQLite busy, a PostgreSQL serialization failure, deadlock or lost
     /// connection): the request is answered 503 with Retry-After.
     case transient(String)
+    /// The database refused what was written (a value or key it cannot hold, a constraint, an
+    /// index entry over its size): the fault of one mutation's content, which is rejected.
+    case refused(String)
     /// Anything else: 500.
     case failed(String)
 
     var description: String {
         switch self {
-        case .transient(let m), .failed(let m): m
+        case .transient(let m), .refused(let m), .failed(let m): m
         }
     }
 }

@@ -1,0 +1,45 @@
+/// The bounds of one pull page: at most `count` changes and `bytes` of them as JSON text.
+struct PageBounds: Sendable {
+    var count: Int
+    var bytes: Int64
+}
+
+/// How far one pull page reaches: the seqs after the cursor up to `through`, and whether more
+/// follow. A page holds whole mutations only (one mutation's records share a seq), so a client
+/// never holds half of a mutation's effect; a mutation larger than the bounds by itself
+/// travels alone in its page.
+///
+/// Decided from the per-seq sizes the database keeps (``StoreTransaction/changeGroups``), read
+/// in bounded chunks and no further than the bounds: the values themselves are read once, for
+/// the page alone, so a pull's memory is one page whatever the space holds.
+struct PageExtent {
+    var through: Int64
+    var more: Bool
+
+    /// The most seqs read in one chunk.
+    static let chunk = 512
+
+    static func find(_ tx: any StoreTransaction, user: String, after: Int64, bounds: PageBounds) async throws -> PageExtent {
+        var extent = PageExtent(through: after, more: false)
+        var count = 0
+        var bytes: Int64 = 0
+        var position = after
+        while true {
+            // Each seq has one record at least: no more of them can fit than records can.
+            let limit = max(1, min(bounds.count - count + 1, chunk))
+            let groups = try await tx.changeGroups(user: user, after: position, limit: limit)
+            for g in groups {
+                let fits = count + g.count <= bounds.count && bytes + g.bytes <= bounds.bytes
+                guard fits || count == 0 else {
+                    extent.more = true
+                    return extent
+                }
+                count += g.count
+                bytes += g.bytes
+                extent.through = g.seq
+            }
+            guard groups.count == limit, let last = groups.last else { return extent }
+            position = last.seq
+        }
+    }
+}
