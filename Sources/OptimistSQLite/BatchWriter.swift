@@ -21,6 +21,7 @@ final class BatchWriter {
     private let pruneLoaded, putLoaded: Statement
     private let raiseNextID, putCursor: Statement
     private let putView: Statement
+    private let clearStage, putStagePage, putRound, clearRound: Statement
     private var syncFull = false
     /// No mutation above this id has a row in the file. Most mutations end within the batch
     /// that would first write them (a tap and its commit come milliseconds apart), and those
@@ -54,6 +55,10 @@ final class BatchWriter {
         raiseNextID = try c.prepare("UPDATE meta SET next_mutation_id = max(next_mutation_id, ?) WHERE one = 1")
         putCursor = try c.prepare("UPDATE meta SET sync_cursor = ? WHERE one = 1")
         putView = try c.prepare("INSERT OR REPLACE INTO views(name, coll, prefix, kind, confirmed_value) VALUES (?, ?, ?, ?, ?)")
+        clearStage = try c.prepare("DELETE FROM pull_stage")
+        putStagePage = try c.prepare("INSERT INTO pull_stage(ops) VALUES (?)")
+        putRound = try c.prepare("INSERT OR REPLACE INTO pull_round(one, cursor, reset, staged) VALUES (1, ?, ?, ?)")
+        clearRound = try c.prepare("DELETE FROM pull_round")
         writtenMaxID = MutationID(max(0, try c.scalarInt("SELECT coalesce(max(id), 0) FROM mutations")))
         try normal.run()
     }
@@ -170,6 +175,20 @@ final class BatchWriter {
         if let cursor = batch.syncCursor {
             putCursor.bind(1, cursor)
             try putCursor.run()
+        }
+        // A pull round's staging, in the transaction that writes the records it ends with:
+        // the file holds the round staged or the round applied, never half of it.
+        if batch.clearsStage { try clearStage.run() }
+        for page in batch.stagedPages { try putStagePage.run(blob: PackedOps.bytes(page), at: 1) }
+        if let round = batch.pullRound {
+            if let round {
+                putRound.bind(1, round.cursor)
+                putRound.bind(2, round.reset ? 1 : 0)
+                putRound.bind(3, round.staged)
+                try putRound.run()
+            } else {
+                try clearRound.run()
+            }
         }
         for (c, r) in batch.loaded {
             pruneLoaded.bind(1, c)

@@ -23,11 +23,19 @@ struct JournalBatch {
     var syncCursor: String??
     /// Views by name, the last definition and confirmed value in the batch.
     var views: [String: ViewDefinition] = [:]
+    /// Staged pull pages to add (see ``PullRound``), each page's changes, in order; written
+    /// after the staged pages already in the file go, when ``clearsStage`` says so.
+    var stagedPages: [[Op]] = []
+    /// A pull round ended in the batch: the file's staged pages go.
+    var clearsStage = false
+    /// The staged round's last progress in the batch (`.some(nil)`: no round staged).
+    var pullRound: PullRound??
     /// The highest mutation id seen, so the file's next id never falls behind an id handed out.
     var maxID: MutationID = 0
 
     var isEmpty: Bool {
         records.isEmpty && mutations.isEmpty && ended.isEmpty && loaded.isEmpty && maxID == 0 && syncCursor == nil && views.isEmpty
+            && stagedPages.isEmpty && !clearsStage && pullRound == nil
     }
 
     mutating func fold(_ entries: [JournalEntry]) {
@@ -49,6 +57,13 @@ struct JournalBatch {
                 syncCursor = .some(cursor)
             case .view(let v):
                 views[v.name] = v
+            case .pullStaged(let changes, let round):
+                if !changes.isEmpty { stagedPages.append(changes) }
+                pullRound = .some(round)
+            case .pullRoundEnded:
+                stagedPages.removeAll()
+                clearsStage = true
+                pullRound = .some(nil)
             }
         }
     }

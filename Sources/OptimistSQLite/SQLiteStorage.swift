@@ -16,7 +16,7 @@ import OptimistModel
 /// Used under the store's lock (one call at a time); the file is read through a connection of
 /// its own (see ``Connection``), which sees the writer's last commit and never waits for it.
 final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
-    private let connection: Connection
+    let connection: Connection
     private let writer: WriterState
     private var getRecord: Statement?
     private var getRecords: Statement?
@@ -24,7 +24,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     private var scans: [Int: Statement] = [:]
     private var cache: RecordCache
 
-    private struct Unwritten {
+    struct Unwritten {
         var value: Record?
         /// The journal append that carries it.
         var append: UInt64
@@ -537,6 +537,9 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
 
     /// Confirmed records not yet in the file (for tests).
     var unwrittenCount: Int { unwritten.count }
+
+    /// Where the records not yet in the file are.
+    var unwrittenAddresses: Dictionary<RecordAddress, Unwritten>.Keys { unwritten.keys }
 }
 
 /// Whether a byte of `key` is NUL, read from the string's bits when it is short ASCII (most

@@ -84,6 +84,26 @@ package protocol ConfirmedStorage: AnyObject {
     /// in-memory store, the records' bytes (the encoding is most of a move). Nil when there
     /// is nothing to prepare: the moves then go through ``setRecord(_:_:_:)``.
     func prepareMoves(_ records: [RecordMove]) -> (any StagedMoves)?
+
+    // A pull round's staged changes (see ``PullRound``), kept beside the records until the
+    // round ends.
+
+    /// Keeps one staged page's changes. An in-memory store keeps them in memory; a store file
+    /// does nothing here: the journal entry that stages the page carries them to its writer,
+    /// which writes them to the file's `pull_stage` table.
+    func stagePull(_ changes: [Op])
+
+    /// Every change staged since the round began, in order. A store file reads them from its
+    /// file, so its caller flushes the journal first.
+    func stagedPull() throws(OptimistError) -> [Op]
+
+    /// The round ended: its staged changes go (a store file's with the journal entry that
+    /// ends the round).
+    func dropStagedPull()
+
+    /// Every collection that may have confirmed records (a reset of the confirmed state
+    /// walks them).
+    func collectionNames() throws(OptimistError) -> [Key]
 }
 
 /// A record a staged change moves into the storage: its collection, key and new confirmed value (nil: deleted).

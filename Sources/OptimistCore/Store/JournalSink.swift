@@ -41,6 +41,12 @@ package enum JournalEntry: Sendable {
     case loaded(collection: Key, from: Key, to: Key, at: Int64)
     /// The sync's pull cursor (opaque, from the server), written with the pull it ends.
     case syncCursor(String?)
+    /// A page of a pull round, staged (see ``PullRound``): its changes, to keep beside the
+    /// records until the round ends, and the round's progress after it.
+    case pullStaged(changes: [Op], round: PullRound)
+    /// The pull round ended (applied with the entries before this one in the same append, or
+    /// dropped): its staged changes and progress go.
+    case pullRoundEnded
     /// A view's definition and confirmed value (after `defineView`, and after a call that
     /// changed its confirmed value).
     case view(ViewDefinition)
