@@ -180,6 +180,10 @@ final class BatchWriter {
         // the file holds the round staged or the round applied, never half of it.
         if batch.clearsStage { try clearStage.run() }
         for page in batch.stagedPages { try putStagePage.run(blob: PackedOps.bytes(page), at: 1) }
+        if let apply = batch.appliesRound {
+            try applyStagedRound(reset: apply.reset)
+            try clearStage.run()
+        }
         if let round = batch.pullRound {
             if let round {
                 putRound.bind(1, round.cursor)
@@ -206,6 +210,56 @@ final class BatchWriter {
 }
 
 extension BatchWriter {
+    /// Applies the staged round's pages to `records`, in order, a page in memory at a time
+    /// (every record removed first when the round began with a reset): a round of a million
+    /// records ends without the store holding it. Inside the batch's transaction.
+    private func applyStagedRound(reset: Bool) throws(OptimistError) {
+        let c = connection
+        if reset { try c.exec("DELETE FROM records") }
+        let pages = try c.prepare("SELECT page, ops FROM pull_stage ORDER BY page")
+        let getRecord = try c.prepare("SELECT value FROM records WHERE coll = ? AND key = ?")
+        var text: [UInt8] = []
+        while try pages.step() {
+            let page = pages.int64(0)
+            let ops = try pages.withBytes(1) { (b) throws(OptimistError) -> [Op] in
+                do { return try PackedOps.decode(b) } catch { throw .corrupt("staged pull page \(page): packed ops: \(error)") }
+            }
+            for op in ops {
+                var value: Record?
+                switch op {
+                case .put(_, _, let v): value = v
+                case .delete: value = nil
+                default:
+                    // Not an absolute change (the protocol sends none): applied to the record
+                    // as it stands, as the store would.
+                    getRecord.bind(1, op.collection)
+                    getRecord.bind(2, op.key)
+                    var current: Record?
+                    if try getRecord.step() {
+                        let a = RecordAddress(collection: op.collection, key: op.key)
+                        current = try getRecord.withBytes(0) { (b) throws(OptimistError) in try SQLiteStorage.parse(b, a) }
+                    }
+                    getRecord.reset()
+                    // One that does not fit leaves the record as it stands: failing here would
+                    // keep the batch, and every change after it, from the file for good.
+                    guard case .success(let v) = op.apply(to: current) else { continue }
+                    value = v
+                }
+                if let value {
+                    text.removeAll(keepingCapacity: true)
+                    JSONWriter.appendObject(value, to: &text, sorted: true)
+                    try putRecord.run(text: op.collection.string, at: 1, op.key.string, at: 2, text, at: 3)
+                } else {
+                    deleteRecord.bind(1, op.collection)
+                    deleteRecord.bind(2, op.key)
+                    try deleteRecord.run()
+                }
+            }
+            letWaitingThreadsRun()
+        }
+        pages.reset()
+    }
+
     /// Rows written by one statement of ``putMutations`` or ``putRecords``: a statement's own
     /// cost (opening its cursor, halting) is a large share of a one-row insert's, and a burst
     /// of taps or a server batch writes thousands of rows a batch.

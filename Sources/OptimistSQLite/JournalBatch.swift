@@ -30,12 +30,16 @@ struct JournalBatch {
     var clearsStage = false
     /// The staged round's last progress in the batch (`.some(nil)`: no round staged).
     var pullRound: PullRound??
+    /// The staged round ends in this batch's transaction, applied by the writer from the
+    /// staged pages (see ``JournalEntry/pullRoundApplied(cursor:reset:)``): whether it began
+    /// with a reset.
+    var appliesRound: (reset: Bool, Void)?
     /// The highest mutation id seen, so the file's next id never falls behind an id handed out.
     var maxID: MutationID = 0
 
     var isEmpty: Bool {
         records.isEmpty && mutations.isEmpty && ended.isEmpty && loaded.isEmpty && maxID == 0 && syncCursor == nil && views.isEmpty
-            && stagedPages.isEmpty && !clearsStage && pullRound == nil
+            && stagedPages.isEmpty && !clearsStage && pullRound == nil && appliesRound == nil
     }
 
     mutating func fold(_ entries: [JournalEntry]) {
@@ -60,6 +64,11 @@ struct JournalBatch {
             case .pullStaged(let changes, let round):
                 if !changes.isEmpty { stagedPages.append(changes) }
                 pullRound = .some(round)
+            case .pullRoundApplied(let cursor, let reset):
+                // The staged pages stay: the writer applies them, then empties the staging.
+                appliesRound = (reset, ())
+                syncCursor = .some(cursor)
+                pullRound = .some(nil)
             case .pullRoundEnded:
                 stagedPages.removeAll()
                 clearsStage = true

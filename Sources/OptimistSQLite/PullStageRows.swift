@@ -44,6 +44,15 @@ extension SQLiteStorage {
         try connection.serially { () throws(OptimistError) -> [Op] in try PullStageRows.changes(connection) }
     }
 
+    var appliesStagedRounds: Bool { true }
+
+    /// The file's records changed under this storage (its writer applied a round, and the
+    /// store flushed it): nothing kept in memory is right any more. Called under the state
+    /// lock with the writer idle, so every unwritten record is in the file already.
+    func forgetConfirmed() {
+        forgetEverythingRead()
+    }
+
     /// The file's collections, and those of records not written yet.
     func collectionNames() throws(OptimistError) -> [Key] {
         var names = try connection.serially { () throws(OptimistError) -> Set<Key> in

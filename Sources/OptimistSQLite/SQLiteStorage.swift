@@ -535,6 +535,25 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         orderHead = 0
     }
 
+    /// Drops what this storage knows of the file's records (see ``forgetConfirmed()``): the
+    /// cache, the unwritten records (all written), and the key bounds.
+    func forgetEverythingRead() {
+        cache.removeAll()
+        if !unwritten.isEmpty || !order.isEmpty {
+            var table: [RecordAddress: Unwritten] = [:]
+            var chunks: [[(address: RecordAddress, append: UInt64)]] = []
+            swap(&table, &unwritten)
+            swap(&chunks, &order)
+            writer.discard([table, chunks] as [Any])  // freed by the writer thread (see releaseWritten)
+        }
+        orderHead = 0
+        bounds = [:]
+        setBounds = [:]
+        recentCollection = nil
+        recentBounds = .empty
+        recentHeads = nil
+    }
+
     /// Confirmed records not yet in the file (for tests).
     var unwrittenCount: Int { unwritten.count }
 

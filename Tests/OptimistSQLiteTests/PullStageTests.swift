@@ -75,11 +75,53 @@ import Synchronization
         }
     }
 
+    /// With nobody watching, the round ends in the file (the writer applies the staged pages a
+    /// page at a time): a reset round replaces the records, pending mutations are refolded on
+    /// the new ones, outcomes settle, and what was cached before answers no more.
+    @Test func aResetRoundEndsInTheFileWithPendingMutationsOnTop() throws {
+        let dir = TempDir()
+        let path = dir.file("s.db")
+        var settled: MutationID = 0
+        try withStore(path) { (s: Store) throws in
+            try s.syncApplyPull(changes: [put("a", "x", 1), put("a", "y", 1), put("b", "z", 1)], outcomes: [], cursor: "c0",
+                                more: false, reset: false)
+            try s.flush()
+            #expect(try s.get("a", "x") == ["n": 1])  // cached now
+            try s.mutate([.incr(collection: "a", key: "y", field: "n", delta: 10)])
+            settled = try s.mutate([.put(collection: "a", key: "w", value: ["n": 5])])
+            try s.syncApplyPull(changes: [put("a", "y", 100)], outcomes: [], cursor: "r1", more: true, reset: true)
+            #expect(try s.get("a", "x") == ["n": 1])
+            #expect(try s.get("a", "y") == ["n": 11])
+            // The last page: the put of w was the server's too (its outcome says so).
+            try s.syncApplyPull(changes: [put("a", "w", 5)], outcomes: [PullOutcome(id: settled, outcome: .ok, retry: 0)],
+                                cursor: "r2", more: false, reset: false)
+            #expect(try s.get("a", "x") == nil)
+            #expect(try s.get("b", "z") == nil)
+            #expect(try s.confirmed("a", "y") == ["n": 100])
+            #expect(try s.get("a", "y") == ["n": 110])
+            #expect(try s.isPending("a", "y"))
+            #expect(try s.status(settled) == .committed)
+            #expect(try s.get("a", "w") == ["n": 5])
+            #expect(try s.scan("a", prefix: "").map(\.key) == ["w", "y"])
+            #expect(try s.syncCursor() == "r2")
+            #expect(try s.syncPullRound() == nil)
+        }
+        #expect(pragma(path, "SELECT count(*) FROM records") == 2)
+        #expect(pragma(path, "SELECT count(*) FROM pull_stage") == 0)
+        try withStore(path) { (s: Store) throws in
+            #expect(try s.get("a", "y") == ["n": 110])
+            #expect(try s.confirmed("a", "x") == nil)
+            #expect(try s.syncCursor() == "r2")
+            #expect(try s.pendingCount() == 1)
+        }
+    }
+
     /// Big rounds take the staged (reader-friendly) apply; the result is the same.
     @Test func aBigRoundAppliesThroughTheStagedChange() throws {
         let dir = TempDir()
         let path = dir.file("s.db")
         try withStore(path) { (s: Store) throws in
+            try s.subscribe { _ in }  // a listener: the round ends in memory, not in the file
             for page in 0..<3 {
                 let ops = (0..<1_000).map { i in put("big", Key("k\(page * 1_000 + i)"), Double(i)) }
                 try s.syncApplyPull(changes: ops, outcomes: [], cursor: "p\(page)", more: page < 2, reset: false)

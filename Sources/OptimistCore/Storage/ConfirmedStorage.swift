@@ -104,6 +104,16 @@ package protocol ConfirmedStorage: AnyObject {
     /// Every collection that may have confirmed records (a reset of the confirmed state
     /// walks them).
     func collectionNames() throws(OptimistError) -> [Key]
+
+    /// Whether a staged round can end in the storage itself (``JournalEntry/pullRoundApplied(cursor:reset:)``):
+    /// a store file, whose writer applies the staged pages a page at a time, so the round's
+    /// end holds no more of it in memory than a page.
+    var appliesStagedRounds: Bool { get }
+
+    /// The records changed under the storage (a round applied in the file): every record it
+    /// keeps in memory (its cache, and what it held for its writer, which wrote it already)
+    /// goes, to be read again.
+    func forgetConfirmed()
 }
 
 /// A record a staged change moves into the storage: its collection, key and new confirmed value (nil: deleted).
@@ -161,6 +171,10 @@ extension ConfirmedStorage {
     package var upkeepDue: Bool { false }
 
     package func prepareMoves(_ records: [RecordMove]) -> (any StagedMoves)? { nil }
+
+    package var appliesStagedRounds: Bool { false }
+
+    package func forgetConfirmed() {}
 
     /// One ``uncachedRecord(_:_:)`` per key: enough where a read is a memory lookup.
     package func uncachedRecords(_ collection: Key, _ keys: [Key]) throws(OptimistError) -> [Key: Record] {

@@ -47,6 +47,13 @@ package enum JournalEntry: Sendable {
     /// The pull round ended (applied with the entries before this one in the same append, or
     /// dropped): its staged changes and progress go.
     case pullRoundEnded
+    /// The staged round ends in the file itself (a store file with nobody watching the
+    /// records, see ``Store/syncApplyPull(changes:outcomes:cursor:more:reset:)``): the writer
+    /// applies the staged pages to the records in order, a page at a time (all records first
+    /// removed when `reset`), records `cursor` as the sync cursor and empties the staging, in
+    /// one transaction. The store appends it alone (the writer's queue empty before and after),
+    /// so no other change's records fold into its transaction.
+    case pullRoundApplied(cursor: String, reset: Bool)
     /// A view's definition and confirmed value (after `defineView`, and after a call that
     /// changed its confirmed value).
     case view(ViewDefinition)
