@@ -831,7 +831,12 @@ int optimist_unsubscribe(optimist_store *s, uint64_t sub);
 **     answer was lost (the server's recorded outcomes then end what it already applied, which is
 **     never sent twice): the server's changes enter the confirmed state in one atomic step (as
 **     optimist_server_apply), pending mutations are re-applied on top, and the pull cursor is
-**     persisted with the store.
+**     persisted with the store. A reply that says more follow is staged (in the store file for
+**     a file store) until the reply that ends the round, which applies the whole round at once:
+**     the confirmed state is only ever one the server had. A reply with "reset" (the cursor came
+**     from another database or is too old) starts a round from the beginning whose end replaces
+**     every confirmed record (removals reach subscribers with OPTIMIST_CAUSE_SERVER; pending
+**     mutations stay). A store closed or killed mid-round resumes the round when it syncs again.
 **   - FAILURES never roll anything back: no answer (refused, reset, timeout) puts the request's
 **     mutations back as pending, state "offline", and retries after an exponential backoff with
 **     jitter (backoff_base_ms doubling up to backoff_max_ms); HTTP 429 and 5xx do the same with

@@ -21,6 +21,7 @@ final class BatchWriter {
     private let pruneLoaded, putLoaded: Statement
     private let raiseNextID, putCursor: Statement
     private let putView: Statement
+    private let clearStage, putStagePage, putRound, clearRound: Statement
     private var syncFull = false
     /// No mutation above this id has a row in the file. Most mutations end within the batch
     /// that would first write them (a tap and its commit come milliseconds apart), and those
@@ -54,6 +55,10 @@ final class BatchWriter {
         raiseNextID = try c.prepare("UPDATE meta SET next_mutation_id = max(next_mutation_id, ?) WHERE one = 1")
         putCursor = try c.prepare("UPDATE meta SET sync_cursor = ? WHERE one = 1")
         putView = try c.prepare("INSERT OR REPLACE INTO views(name, coll, prefix, kind, confirmed_value) VALUES (?, ?, ?, ?, ?)")
+        clearStage = try c.prepare("DELETE FROM pull_stage")
+        putStagePage = try c.prepare("INSERT INTO pull_stage(ops) VALUES (?)")
+        putRound = try c.prepare("INSERT OR REPLACE INTO pull_round(one, cursor, reset, staged) VALUES (1, ?, ?, ?)")
+        clearRound = try c.prepare("DELETE FROM pull_round")
         writtenMaxID = MutationID(max(0, try c.scalarInt("SELECT coalesce(max(id), 0) FROM mutations")))
         try normal.run()
     }
@@ -171,6 +176,24 @@ final class BatchWriter {
             putCursor.bind(1, cursor)
             try putCursor.run()
         }
+        // A pull round's staging, in the transaction that writes the records it ends with:
+        // the file holds the round staged or the round applied, never half of it.
+        if batch.clearsStage { try clearStage.run() }
+        for page in batch.stagedPages { try putStagePage.run(blob: PackedOps.bytes(page), at: 1) }
+        if let apply = batch.appliesRound {
+            try applyStagedRound(reset: apply.reset)
+            try clearStage.run()
+        }
+        if let round = batch.pullRound {
+            if let round {
+                putRound.bind(1, round.cursor)
+                putRound.bind(2, round.reset ? 1 : 0)
+                putRound.bind(3, round.staged)
+                try putRound.run()
+            } else {
+                try clearRound.run()
+            }
+        }
         for (c, r) in batch.loaded {
             pruneLoaded.bind(1, c)
             pruneLoaded.bind(2, r.from)
@@ -187,6 +210,56 @@ final class BatchWriter {
 }
 
 extension BatchWriter {
+    /// Applies the staged round's pages to `records`, in order, a page in memory at a time
+    /// (every record removed first when the round began with a reset): a round of a million
+    /// records ends without the store holding it. Inside the batch's transaction.
+    private func applyStagedRound(reset: Bool) throws(OptimistError) {
+        let c = connection
+        if reset { try c.exec("DELETE FROM records") }
+        let pages = try c.prepare("SELECT page, ops FROM pull_stage ORDER BY page")
+        let getRecord = try c.prepare("SELECT value FROM records WHERE coll = ? AND key = ?")
+        var text: [UInt8] = []
+        while try pages.step() {
+            let page = pages.int64(0)
+            let ops = try pages.withBytes(1) { (b) throws(OptimistError) -> [Op] in
+                do { return try PackedOps.decode(b) } catch { throw .corrupt("staged pull page \(page): packed ops: \(error)") }
+            }
+            for op in ops {
+                var value: Record?
+                switch op {
+                case .put(_, _, let v): value = v
+                case .delete: value = nil
+                default:
+                    // Not an absolute change (the protocol sends none): applied to the record
+                    // as it stands, as the store would.
+                    getRecord.bind(1, op.collection)
+                    getRecord.bind(2, op.key)
+                    var current: Record?
+                    if try getRecord.step() {
+                        let a = RecordAddress(collection: op.collection, key: op.key)
+                        current = try getRecord.withBytes(0) { (b) throws(OptimistError) in try SQLiteStorage.parse(b, a) }
+                    }
+                    getRecord.reset()
+                    // One that does not fit leaves the record as it stands: failing here would
+                    // keep the batch, and every change after it, from the file for good.
+                    guard case .success(let v) = op.apply(to: current) else { continue }
+                    value = v
+                }
+                if let value {
+                    text.removeAll(keepingCapacity: true)
+                    JSONWriter.appendObject(value, to: &text, sorted: true)
+                    try putRecord.run(text: op.collection.string, at: 1, op.key.string, at: 2, text, at: 3)
+                } else {
+                    deleteRecord.bind(1, op.collection)
+                    deleteRecord.bind(2, op.key)
+                    try deleteRecord.run()
+                }
+            }
+            letWaitingThreadsRun()
+        }
+        pages.reset()
+    }
+
     /// Rows written by one statement of ``putMutations`` or ``putRecords``: a statement's own
     /// cost (opening its cursor, halting) is a large share of a one-row insert's, and a burst
     /// of taps or a server batch writes thousands of rows a batch.

@@ -23,11 +23,23 @@ struct JournalBatch {
     var syncCursor: String??
     /// Views by name, the last definition and confirmed value in the batch.
     var views: [String: ViewDefinition] = [:]
+    /// Staged pull pages to add (see ``PullRound``), each page's changes, in order; written
+    /// after the staged pages already in the file go, when ``clearsStage`` says so.
+    var stagedPages: [[Op]] = []
+    /// A pull round ended in the batch: the file's staged pages go.
+    var clearsStage = false
+    /// The staged round's last progress in the batch (`.some(nil)`: no round staged).
+    var pullRound: PullRound??
+    /// The staged round ends in this batch's transaction, applied by the writer from the
+    /// staged pages (see ``JournalEntry/pullRoundApplied(cursor:reset:)``): whether it began
+    /// with a reset.
+    var appliesRound: (reset: Bool, Void)?
     /// The highest mutation id seen, so the file's next id never falls behind an id handed out.
     var maxID: MutationID = 0
 
     var isEmpty: Bool {
         records.isEmpty && mutations.isEmpty && ended.isEmpty && loaded.isEmpty && maxID == 0 && syncCursor == nil && views.isEmpty
+            && stagedPages.isEmpty && !clearsStage && pullRound == nil && appliesRound == nil
     }
 
     mutating func fold(_ entries: [JournalEntry]) {
@@ -49,6 +61,18 @@ struct JournalBatch {
                 syncCursor = .some(cursor)
             case .view(let v):
                 views[v.name] = v
+            case .pullStaged(let changes, let round):
+                if !changes.isEmpty { stagedPages.append(changes) }
+                pullRound = .some(round)
+            case .pullRoundApplied(let cursor, let reset):
+                // The staged pages stay: the writer applies them, then empties the staging.
+                appliesRound = (reset, ())
+                syncCursor = .some(cursor)
+                pullRound = .some(nil)
+            case .pullRoundEnded:
+                stagedPages.removeAll()
+                clearsStage = true
+                pullRound = .some(nil)
             }
         }
     }

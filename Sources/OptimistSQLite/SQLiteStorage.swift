@@ -16,7 +16,7 @@ import OptimistModel
 /// Used under the store's lock (one call at a time); the file is read through a connection of
 /// its own (see ``Connection``), which sees the writer's last commit and never waits for it.
 final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
-    private let connection: Connection
+    let connection: Connection
     private let writer: WriterState
     private var getRecord: Statement?
     private var getRecords: Statement?
@@ -24,7 +24,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     private var scans: [Int: Statement] = [:]
     private var cache: RecordCache
 
-    private struct Unwritten {
+    struct Unwritten {
         var value: Record?
         /// The journal append that carries it.
         var append: UInt64
@@ -535,8 +535,30 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         orderHead = 0
     }
 
+    /// Drops what this storage knows of the file's records (see ``forgetConfirmed()``): the
+    /// cache, the unwritten records (all written), and the key bounds.
+    func forgetEverythingRead() {
+        cache.removeAll()
+        if !unwritten.isEmpty || !order.isEmpty {
+            var table: [RecordAddress: Unwritten] = [:]
+            var chunks: [[(address: RecordAddress, append: UInt64)]] = []
+            swap(&table, &unwritten)
+            swap(&chunks, &order)
+            writer.discard([table, chunks] as [Any])  // freed by the writer thread (see releaseWritten)
+        }
+        orderHead = 0
+        bounds = [:]
+        setBounds = [:]
+        recentCollection = nil
+        recentBounds = .empty
+        recentHeads = nil
+    }
+
     /// Confirmed records not yet in the file (for tests).
     var unwrittenCount: Int { unwritten.count }
+
+    /// Where the records not yet in the file are.
+    var unwrittenAddresses: Dictionary<RecordAddress, Unwritten>.Keys { unwritten.keys }
 }
 
 /// Whether a byte of `key` is NUL, read from the string's bits when it is short ASCII (most

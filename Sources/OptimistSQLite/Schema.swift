@@ -86,6 +86,19 @@ package enum Schema {
         // rewritten; the step is the version, which tells an older library that it cannot
         // read the new rows (it reports the file as newer, not as damaged).
         .code { _ in },
+        // 5 → 6: a pull round's pages staged until the round ends (see ``PullStageRows``):
+        // the round's progress (one row while a round is staged) and its pages' changes,
+        // packed (``PackedOps``), a row per page in arrival order.
+        .sql("""
+        CREATE TABLE pull_round(
+            one INTEGER PRIMARY KEY CHECK (one = 1),
+            cursor TEXT NOT NULL,
+            reset INTEGER NOT NULL,
+            staged INTEGER NOT NULL);
+        CREATE TABLE pull_stage(
+            page INTEGER PRIMARY KEY,
+            ops BLOB NOT NULL);
+        """),
     ]
 
     /// The newest layout: the one this library writes.
@@ -100,6 +113,9 @@ package enum Schema {
         case endedChunks = "ended_chunks"
         /// Stored views, from layout 4 on.
         case views
+        /// A staged pull round's progress and pages, from layout 6 on.
+        case pullRound = "pull_round"
+        case pullStage = "pull_stage"
     }
 
     /// The columns ``migrations`` added to a table after creating it, each with the value

@@ -46,6 +46,7 @@ enum SnapshotLoader {
             let range = LoadedRange(from: Key(loaded.text(1) ?? ""), to: Key(loaded.text(2) ?? ""), at: loaded.int64(3))
             snapshot.loaded.append(LoadedCollectionRange(collection: Key(loaded.text(0) ?? ""), range: range))
         }
+        snapshot.pullRound = try PullStageRows.round(c)
         return snapshot
     }
 }

@@ -252,7 +252,8 @@ package final class SyncMachine {
         // Each unacked id with the digest of its ops, so a server that recorded the id with
         // other ops (a copied or restored store file) says so instead of answering `ok`.
         let digests = unacked.map { OpsDigest.of(opsOf[$0] ?? []) }
-        let body = PullRequest(clientID: clientID, cursor: try store.syncCursor(), unacked: unacked, digests: digests).encoded()
+        // A round in progress goes on from its last staged page.
+        let body = PullRequest(clientID: clientID, cursor: try store.syncPullCursor(), unacked: unacked, digests: digests).encoded()
         switch send(.pull, body, cancelled) {
         case .unreachable(let why):
             fail(.offline, "pull: \(why)", now: now, retryAfterMs: nil)
@@ -271,13 +272,18 @@ package final class SyncMachine {
             }
             // Only outcomes of ids we asked about, and not of an earlier send than the one
             // queued now (a retried mutation's old rejection says nothing of its new try).
-            let outcomes = reply.outcomes.filter { o in
+            // Outcomes come with the round's last page; a page that more follow is only staged,
+            // so any it carried wait for the next pull, which asks again.
+            let outcomes = reply.more ? [] : reply.outcomes.filter { o in
                 guard let current = retries[o.id] else { return false }
                 if let r = o.retry, r < current { return false }
                 return true
             }
             do {
-                try store.syncApplyPull(changes: reply.changes, outcomes: outcomes, cursor: reply.cursor)
+                // A page that more follow is staged; the round's last page applies them all at
+                // once (see ``Store/syncApplyPull(changes:outcomes:cursor:more:reset:)``).
+                try store.syncApplyPull(changes: reply.changes, outcomes: outcomes, cursor: reply.cursor,
+                                        more: reply.more, reset: reply.reset)
             } catch {
                 fail(.error, "pull: \(error.message)", now: now, retryAfterMs: nil)
                 return

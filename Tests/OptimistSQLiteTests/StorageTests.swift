@@ -379,7 +379,7 @@ import OptimistThreads
     }
 
     /// A store file of an earlier layout (version 3: records, no views table, ops as JSON
-    /// text) opens, keeps its records and pending mutations, and is migrated to version 5. A
+    /// text) opens, keeps its records and pending mutations, and is migrated to the current version (6). A
     /// mutation made then is saved packed beside the text row, and both load again.
     @Test func aVersion3FileMigrates() throws {
         let dir = TempDir()
@@ -412,7 +412,7 @@ import OptimistThreads
             #expect(try s.viewValue("total") == 8)
             _ = try s.mutate([patch("logs", "a", ["note": "é \"packed\"", "deep": [[1.5, nil, true]]])])
         }
-        #expect(pragma(path, "PRAGMA user_version") == 5)
+        #expect(pragma(path, "PRAGMA user_version") == 6)
         #expect(pragma(path, "SELECT count(*) FROM mutations WHERE typeof(ops) = 'text'") == 1)
         #expect(pragma(path, "SELECT count(*) FROM mutations WHERE typeof(ops) = 'blob'") == 1)
         try withStore(path) { (s: Store) throws in

@@ -34,6 +34,32 @@ final class FakeServer: SyncTransport, @unchecked Sendable {
     var assignKeys = false
     private var assigned: [String: String] = [:]
 
+    /// Which database the server runs on: cursors of an earlier one are answered with
+    /// `reset` (see ``replaceDatabase(with:)``). Cursors carry it from the first replacement on.
+    private var epoch = 0
+
+    /// The server's database is replaced (a restore, a failover): its records are `ops`'
+    /// result, its change log starts again, and a cursor from before is answered with `reset`.
+    func replaceDatabase(with ops: [Op]) {
+        lock.withLock { _ in
+            records = [:]
+            seqOf = [:]
+            seq = 0
+            epoch += 1
+        }
+        serverApply(ops)
+    }
+
+    /// The position a cursor names in this database's change log; nil for another database's.
+    private func position(_ cursor: String) -> Int? {
+        if epoch == 0 { return Int(cursor) }
+        let prefix = "e\(epoch)."
+        guard cursor.hasPrefix(prefix) else { return nil }
+        return Int(cursor.dropFirst(prefix.count))
+    }
+
+    private func cursorText(_ position: Int) -> String { epoch == 0 ? String(position) : "e\(epoch).\(position)" }
+
     func value(_ c: String, _ k: String) -> Record? { lock.withLock { _ in records["\(c)\u{0}\(k)"] } }
     func serverApply(_ ops: [Op]) {
         lock.withLock { _ in
@@ -140,7 +166,10 @@ final class FakeServer: SyncTransport, @unchecked Sendable {
 
     private func pull(_ client: String, _ o: [Key: JSON]) -> String {
         var cursor = 0
-        if case .string(let c)? = o["cursor"] { cursor = Int(c) ?? 0 }
+        var reset = false
+        if case .string(let c)? = o["cursor"] {
+            if let p = position(c) { cursor = p } else { reset = true }
+        }
         let changed = seqOf.filter { $0.value > cursor }.sorted { $0.value < $1.value }
         let page = changed.prefix(pageSize)
         let more = changed.count > pageSize
@@ -162,7 +191,10 @@ final class FakeServer: SyncTransport, @unchecked Sendable {
             }
         }
         let newCursor = more ? (page.last?.value ?? cursor) : seq
-        return JSONWriter.string(["cursor": .string(String(newCursor)), "more": .bool(more), "changes": .array(changes), "outcomes": .array(outs)])
+        var reply: [Key: JSON] = ["cursor": .string(cursorText(newCursor)), "more": .bool(more), "changes": .array(changes),
+                                  "outcomes": .array(outs)]
+        if reset { reply["reset"] = .bool(true) }
+        return JSONWriter.string(reply)
     }
 }
 

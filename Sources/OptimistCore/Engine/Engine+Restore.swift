@@ -16,6 +16,9 @@ package struct StoreSnapshot: Sendable {
     package var loaded: [LoadedCollectionRange]
     /// The sync's pull cursor, nil before the first pull.
     package var syncCursor: String?
+    /// A pull round staged when the store was last open (see ``PullRound``), whose changes the
+    /// storage holds; nil when none.
+    package var pullRound: PullRound?
     /// The views, with their values over the confirmed records.
     package var views: [ViewDefinition] = []
     /// Live mutations still to be read, after ``mutations`` (a store file's, read as the
@@ -110,6 +113,7 @@ extension Engine {
         // Retried mutations sit after the others; the loader's id order is not send order.
         if due.count > 1 && !zip(due, due.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { due.sort() }
         syncCursor = s.syncCursor
+        pullRound = s.pullRound
         // The last id handed out may be the largest itself, which leaves the next id one past
         // it (every id used: the next mutate is refused); anything beyond is damage.
         guard fold.maxID <= largestMutationID, s.nextID <= largestMutationID + 1 else {

@@ -172,6 +172,9 @@ extension Engine {
             syncCursor = cursor
             log(.syncCursor(cursor))
         }
+        // A staged round's changes were in this pull's: the round ends with it, in the same
+        // journal append, so a store file holds either the round staged or the round applied.
+        endPullRound()
     }
 
     func outboxCounts() -> OutboxCounts {

@@ -136,6 +136,10 @@ final class Engine {
     /// The sync's pull cursor (opaque, from the server); persisted with the store.
     var syncCursor: String?
 
+    /// The pull round being staged (pages with `more: true` not applied yet), if any; see
+    /// ``PullRound``. Persisted with the store, with its staged changes.
+    var pullRound: PullRound?
+
     /// A big server change's records, published over the storage while its writer moves them
     /// in (see ``ConfirmedLayer``); nil at all other times.
     var layer: ConfirmedLayer?

@@ -84,6 +84,36 @@ package protocol ConfirmedStorage: AnyObject {
     /// in-memory store, the records' bytes (the encoding is most of a move). Nil when there
     /// is nothing to prepare: the moves then go through ``setRecord(_:_:_:)``.
     func prepareMoves(_ records: [RecordMove]) -> (any StagedMoves)?
+
+    // A pull round's staged changes (see ``PullRound``), kept beside the records until the
+    // round ends.
+
+    /// Keeps one staged page's changes. An in-memory store keeps them in memory; a store file
+    /// does nothing here: the journal entry that stages the page carries them to its writer,
+    /// which writes them to the file's `pull_stage` table.
+    func stagePull(_ changes: [Op])
+
+    /// Every change staged since the round began, in order. A store file reads them from its
+    /// file, so its caller flushes the journal first.
+    func stagedPull() throws(OptimistError) -> [Op]
+
+    /// The round ended: its staged changes go (a store file's with the journal entry that
+    /// ends the round).
+    func dropStagedPull()
+
+    /// Every collection that may have confirmed records (a reset of the confirmed state
+    /// walks them).
+    func collectionNames() throws(OptimistError) -> [Key]
+
+    /// Whether a staged round can end in the storage itself (``JournalEntry/pullRoundApplied(cursor:reset:)``):
+    /// a store file, whose writer applies the staged pages a page at a time, so the round's
+    /// end holds no more of it in memory than a page.
+    var appliesStagedRounds: Bool { get }
+
+    /// The records changed under the storage (a round applied in the file): every record it
+    /// keeps in memory (its cache, and what it held for its writer, which wrote it already)
+    /// goes, to be read again.
+    func forgetConfirmed()
 }
 
 /// A record a staged change moves into the storage: its collection, key and new confirmed value (nil: deleted).
@@ -141,6 +171,10 @@ extension ConfirmedStorage {
     package var upkeepDue: Bool { false }
 
     package func prepareMoves(_ records: [RecordMove]) -> (any StagedMoves)? { nil }
+
+    package var appliesStagedRounds: Bool { false }
+
+    package func forgetConfirmed() {}
 
     /// One ``uncachedRecord(_:_:)`` per key: enough where a read is a memory lookup.
     package func uncachedRecords(_ collection: Key, _ keys: [Key]) throws(OptimistError) -> [Key: Record] {

@@ -61,6 +61,17 @@ package final class MemoryStorage: ConfirmedStorage {
 
     package func endCall() { cache.trim() }
 
+    /// A pull round's staged changes: an in-memory store has nowhere else to keep them.
+    private var staged: [Op] = []
+
+    package func stagePull(_ changes: [Op]) { staged.append(contentsOf: changes) }
+
+    package func stagedPull() throws(OptimistError) -> [Op] { staged }
+
+    package func dropStagedPull() { staged = [] }
+
+    package func collectionNames() throws(OptimistError) -> [Key] { Array(tables.keys) }
+
     package func sealAppend() -> UInt64 {
         appends &+= 1
         return appends

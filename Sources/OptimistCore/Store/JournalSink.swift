@@ -41,6 +41,19 @@ package enum JournalEntry: Sendable {
     case loaded(collection: Key, from: Key, to: Key, at: Int64)
     /// The sync's pull cursor (opaque, from the server), written with the pull it ends.
     case syncCursor(String?)
+    /// A page of a pull round, staged (see ``PullRound``): its changes, to keep beside the
+    /// records until the round ends, and the round's progress after it.
+    case pullStaged(changes: [Op], round: PullRound)
+    /// The pull round ended (applied with the entries before this one in the same append, or
+    /// dropped): its staged changes and progress go.
+    case pullRoundEnded
+    /// The staged round ends in the file itself (a store file with nobody watching the
+    /// records, see ``Store/syncApplyPull(changes:outcomes:cursor:more:reset:)``): the writer
+    /// applies the staged pages to the records in order, a page at a time (all records first
+    /// removed when `reset`), records `cursor` as the sync cursor and empties the staging, in
+    /// one transaction. The store appends it alone (the writer's queue empty before and after),
+    /// so no other change's records fold into its transaction.
+    case pullRoundApplied(cursor: String, reset: Bool)
     /// A view's definition and confirmed value (after `defineView`, and after a call that
     /// changed its confirmed value).
     case view(ViewDefinition)
