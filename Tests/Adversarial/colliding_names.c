@@ -33,8 +33,11 @@ int main(int argc, char **argv) {
         uint64_t w0 = 0;
         for (int i = 0; i < 8; i++) w0 |= (uint64_t)(0x21 + ((s >> (8 * i)) & 0xff) % 94) << (8 * i);
         uint64_t w1 = fold(start, w0) ^ target;
-        /* 7-bit bytes, and a nonzero last one (the names are 16 bytes long, not shorter). */
-        if ((w1 & 0x8080808080808080ULL) != 0 || (w1 >> 56) == 0) continue;
+        /* 7-bit bytes and no NUL (servers refuse U+0000 in a record key). */
+        if ((w1 & 0x8080808080808080ULL) != 0) continue;
+        int nul = 0;
+        for (int i = 0; i < 8; i++) nul |= ((w1 >> (8 * i)) & 0xff) == 0;
+        if (nul) continue;
         for (int i = 0; i < 8; i++) put_escaped((unsigned char)(w0 >> (8 * i)));
         for (int i = 0; i < 8; i++) put_escaped((unsigned char)(w1 >> (8 * i)));
         putchar('\n');
