@@ -10,7 +10,8 @@ stalled requests delivered late, 502/503), kills clients with SIGKILL at random 
 restarts them on the same store files, and kills the server with SIGKILL twice and restarts it
 on the same database and port.
 
-Then every client is restarted and synced to idle, and:
+Then every client is restarted and synced to idle (for as long as its sync shows progress: see
+Child.wait_idle_line), and:
 - each client's visible state of the shared collections equals the server's, and a fresh
   client's; nothing is pending, inflight or failed;
 - exactly once: the shared counter equals the number of log records, each per-client counter
