@@ -235,7 +235,8 @@ def raw_exchange(url, head, body, timeout=30):
 
 
 def framed(rng, url, path, body):
-    """A request sent with odd framing: (status, headers, raw, kind) where kind is "whole" (the
+    """A request sent with odd framing: (status, headers, raw, kind, read) where `read` is the
+    body the server reads as the request (None: none), and kind is "whole" (the
     server got the body as declared: a JSON answer is required), "unfinished" (the body never
     completes) or "not http" (the request breaks HTTP
     itself). For the last two the server's HTTP layer may close without an answer, or answer
@@ -251,25 +252,36 @@ def framed(rng, url, path, body):
     kind = rng.choice(["plain", "chunked", "short", "long", "none", "cut"])
     LAST.append(f"framing {kind}, Content-Type {ctype!r}")
     if kind == "plain":
-        return (*raw_exchange(url, f"{base}Content-Length: {len(body)}\r\n\r\n".encode("latin-1"), body), valid)
+        return (*raw_exchange(url, f"{base}Content-Length: {len(body)}\r\n\r\n".encode("latin-1"), body), valid, body)
     if kind == "chunked":
         cuts = sorted(rng.sample(range(len(body) + 1), min(3, len(body) + 1)))
         pieces = [body[a:b] for a, b in zip([0] + cuts, cuts + [len(body)]) if b > a]
         chunks = b"".join(f"{len(p):x}\r\n".encode() + p + b"\r\n" for p in pieces) + b"0\r\n\r\n"
-        return (*raw_exchange(url, f"{base}Transfer-Encoding: chunked\r\n\r\n".encode("latin-1"), chunks), valid)
+        return (*raw_exchange(url, f"{base}Transfer-Encoding: chunked\r\n\r\n".encode("latin-1"), chunks), valid, body)
     if kind == "short":
         # Declares less than it sends: the server reads a prefix, and the rest is not HTTP.
         n = rng.randrange(len(body) + 1)
-        return (*raw_exchange(url, f"{base}Content-Length: {n}\r\n\r\n".encode("latin-1"), body), valid)
+        return (*raw_exchange(url, f"{base}Content-Length: {n}\r\n\r\n".encode("latin-1"), body), valid, body[:n])
     if kind == "long":
         # Declares more than it sends, then closes its side: the body never completes.
         extra = rng.randint(1, 1000)
-        return (*raw_exchange(url, f"{base}Content-Length: {len(body) + extra}\r\n\r\n".encode("latin-1"), body), "unfinished")
+        return (*raw_exchange(url, f"{base}Content-Length: {len(body) + extra}\r\n\r\n".encode("latin-1"), body), "unfinished", None)
     if kind == "none":
         # No length: an HTTP/1.1 request without one has no body, and what follows is not HTTP.
-        return (*raw_exchange(url, f"{base}\r\n".encode("latin-1"), body), valid)
+        return (*raw_exchange(url, f"{base}\r\n".encode("latin-1"), body), valid, b"")
     # Cut in the middle of the headers.
-    return (*raw_exchange(url, base.encode("latin-1")[:rng.randrange(len(base))], b""), "unfinished")
+    return (*raw_exchange(url, base.encode("latin-1")[:rng.randrange(len(base))], b""), "unfinished", None)
+
+
+def sent_ids(body):
+    """The mutation ids of a push body, as far as it is JSON (a result must name them)."""
+    try:
+        parsed = json.loads(body or b"")
+        if isinstance(parsed, dict) and isinstance(parsed.get("mutations"), list):
+            return [m.get("id") for m in parsed["mutations"] if isinstance(m, dict)]
+    except (ValueError, RecursionError):
+        pass
+    return []
 
 
 def one_request(rng, server, client_ids):
@@ -290,15 +302,9 @@ def one_request(rng, server, client_ids):
     # test_bad_input.py): a client that sends far more than the server reads is left blocked.
     data = data[:MAX_BODY]
     LAST[:] = [f"POST {path} {data[:200]!r}{'...' if len(data) > 200 else ''} ({len(data)} bytes)"]
-    sent_ids = []
-    try:
-        parsed = json.loads(data)
-        if isinstance(parsed, dict) and isinstance(parsed.get("mutations"), list):
-            sent_ids = [m.get("id") for m in parsed["mutations"] if isinstance(m, dict)]
-    except (ValueError, RecursionError):
-        pass
+    read = data
     if rng.random() < 0.25:
-        status, headers, raw, kind = framed(rng, server.url, path, data)
+        status, headers, raw, kind, read = framed(rng, server.url, path, data)
         if status is None:
             assert kind != "whole", "the server closed without answering a whole request"
             return path, None
@@ -309,7 +315,7 @@ def one_request(rng, server, client_ids):
     else:
         r = http("POST", server.url + path, data, {"Content-Type": "application/json"})
         status, headers, raw = r.status, r.headers, r.raw
-    check_reply(status, headers, raw, path, sent_ids)
+    check_reply(status, headers, raw, path, sent_ids(read))
     return path, status
 
 
