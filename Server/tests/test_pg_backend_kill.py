@@ -17,12 +17,10 @@ mutation lost or applied twice shows. The server must answer every push with 200
 database went away: "try again"), never another 5xx, and stay healthy.
 """
 
-import os
 import subprocess
 import threading
 import time
 import urllib.parse
-import uuid
 
 import pytest
 
