@@ -9,6 +9,11 @@
 #   FUZZ_TARGETS="fuzz_op_sequence" bash scripts/fuzz.sh  # some targets only
 #   bash scripts/fuzz.sh --build-only
 #
+# fuzz_protocol is Swift: it calls the wire protocol's decoders (OptimistProtocol) directly, which
+# the C ABI does not expose. It is linked with its own copy of the two modules it needs,
+# OptimistModel and OptimistProtocol, compiled from Sources/ with the release build's flags plus
+# -sanitize=fuzzer,address (in build-fuzz/protocol/), so it needs nothing of the library build.
+#
 # The library is built a second time for this, in build-fuzz/ (SwiftPM, -j 1: a shared machine),
 # with the Swift compiler's -sanitize=fuzzer,address: libFuzzer then sees the engine's own
 # branches (not just the harness's), and ASan watches the library's unsafe pointer work at the
@@ -23,7 +28,7 @@ cd "$ROOT"
 bash scripts/install-deps.sh || exit 1
 
 SECONDS_EACH=${FUZZ_SECONDS:-60}
-TARGETS=${FUZZ_TARGETS:-"fuzz_record_json fuzz_op_sequence fuzz_store_file fuzz_sync_response"}
+TARGETS=${FUZZ_TARGETS:-"fuzz_record_json fuzz_op_sequence fuzz_store_file fuzz_sync_response fuzz_protocol"}
 JOBS=${FUZZ_JOBS:-1}
 BUILD="$ROOT/build-fuzz"
 mkdir -p "$BUILD/bin" "$BUILD/findings" "$BUILD/logs"
@@ -42,16 +47,52 @@ LINKER=()
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER="$CLANG" \
     -DOPTIMIST_BUILD_TESTS=OFF -DOPTIMIST_LTO=OFF "-DOPTIMIST_SWIFT_EXTRA_FLAGS=-j;$JOBS;-Xswiftc;-sanitize=fuzzer,address" \
     >"$BUILD/logs/configure.log" 2>&1 || { cat "$BUILD/logs/configure.log"; exit 1; }
-echo "fuzz: building the instrumented liboptimist.so in build-fuzz/ (first time: a few minutes)"
-cmake --build "$BUILD" --target optimist_swift -j "$JOBS" || exit 1
+# Only the C targets need it (FUZZ_TARGETS=fuzz_protocol runs without).
+for t in $TARGETS; do
+    [ -f "$ROOT/Tests/Fuzz/$t.c" ] || continue
+    echo "fuzz: building the instrumented liboptimist.so in build-fuzz/ (first time: a few minutes)"
+    cmake --build "$BUILD" --target optimist_swift -j "$JOBS" || exit 1
+    break
+done
 
 # ---- the targets ----------------------------------------------------------------------------------
 CFLAGS=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$ROOT/Include")
+# The Swift targets' two modules, each compiled whole (-wmo) as SwiftPM's release build does,
+# again only when one of its sources (or the module below) changed.
+SWIFT_FLAGS=(-O -g -parse-as-library -swift-version 6 -package-name optimist -enforce-exclusivity=unchecked
+             -sanitize=fuzzer,address)
+PROTO="$BUILD/protocol"
+build_protocol_modules() {
+    mkdir -p "$PROTO"
+    local module below="" stale
+    for module in OptimistModel OptimistProtocol; do
+        stale=$(find "$ROOT/Sources/$module" -name '*.swift' -newer "$PROTO/$module.o" 2>/dev/null | head -n 1)
+        if [ ! -f "$PROTO/$module.o" ] || [ -n "$stale" ] || { [ -n "$below" ] && [ "$PROTO/$below.o" -nt "$PROTO/$module.o" ]; }; then
+            echo "fuzz: compiling $module for the Swift targets"
+            # shellcheck disable=SC2046 # the module's source files
+            swiftc "${SWIFT_FLAGS[@]}" -wmo -I "$PROTO" -module-name "$module" -emit-module \
+                -emit-module-path "$PROTO/$module.swiftmodule" -c -o "$PROTO/$module.o" \
+                $(find "$ROOT/Sources/$module" -name '*.swift' | sort) || return 1
+        fi
+        below=$module
+    done
+}
+
 for t in $TARGETS; do
+    out="$BUILD/bin/$t"
+    if [ -f "$ROOT/Tests/Fuzz/$t.swift" ]; then
+        src="$ROOT/Tests/Fuzz/$t.swift"
+        build_protocol_modules || exit 1
+        if [ ! -x "$out" ] || [ "$src" -nt "$out" ] || [ "$PROTO/OptimistProtocol.o" -nt "$out" ] || [ "$PROTO/OptimistModel.o" -nt "$out" ]; then
+            echo "fuzz: compiling $t"
+            swiftc "${SWIFT_FLAGS[@]}" -I "$PROTO" "${LINKER[@]/-fuse-ld=/-use-ld=}" "$src" \
+                "$PROTO/OptimistModel.o" "$PROTO/OptimistProtocol.o" -o "$out" 2> >(grep -v "Cannot export local symbol" >&2) || exit 1
+        fi
+        continue
+    fi
     src="$ROOT/Tests/Fuzz/$t.c"
     [ -f "$src" ] || { echo "fuzz: no target $t ($src)" >&2; exit 1; }
-    out="$BUILD/bin/$t"
     if [ ! -x "$out" ] || [ "$src" -nt "$out" ] || [ "$ROOT/Tests/Fuzz/fuzz_common.h" -nt "$out" ] ||
         [ "$BUILD/liboptimist.so.1" -nt "$out" ]; then
         echo "fuzz: compiling $t"
@@ -90,7 +131,7 @@ for t in $TARGETS; do
         status="FINDING (exit $rc)"
         failed=$((failed + 1))
         # What broke, in a few words, for the one-line summary (a CI page may show only that).
-        cause=$(grep -m1 -oE 'Swift runtime failure: [^/]*|runtime error: .*|fuzz_[a-z_]+\.c:[0-9]+: .*|ERROR: libFuzzer: [a-z -]*|ERROR: AddressSanitizer: [a-z-]*' "$log" | head -n 1 | sed "s/ *$//")
+        cause=$(grep -m1 -oE 'Swift runtime failure: [^/]*|runtime error: .*|fuzz_[a-z_]+\.c:[0-9]+: .*|fuzz_[a-z_]+\.swift: .*|ERROR: libFuzzer: [a-z -]*|ERROR: AddressSanitizer: [a-z-]*' "$log" | head -n 1 | sed "s/ *$//")
         where=$(grep -m1 -oE '/Sources/[^ ]+\.swift:[0-9]+' "$log" | sed 's|^/Sources/||')
         NAMED+=("$t: ${cause:-exit $rc}${where:+ at $where}")
         # The report: the first lines that say what broke, then where the input is.

@@ -18,6 +18,8 @@
 #include "optimist.h"
 
 #define FLUSH_EVERY 5
+#define PROGRESS_S 5
+#define FINAL_IDLE_S 900
 #define LIFETIME_S 240
 
 static const char *const COLLECTIONS[] = {"shared", "log", "last", "pc", "pcmark"};
@@ -53,12 +55,12 @@ static double rng_unit(void) {
     return (double)((rng_state * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
 }
 
-static optimist_sync_options sync_options(const char *url, uint32_t max_batch) {
+static optimist_sync_options sync_options(const char *url, uint32_t max_batch, uint32_t timeout_ms) {
     optimist_sync_options o = OPTIMIST_SYNC_OPTIONS_INIT;
     o.url = url;
     o.pull_interval_ms = 100;
     o.max_batch = max_batch;
-    o.timeout_ms = 1500;
+    o.timeout_ms = timeout_ms;
     o.backoff_base_ms = 50;
     o.backoff_max_ms = 400;
     return o;
@@ -69,7 +71,7 @@ static int run(const char *path, const char *url, const char *name, int inc, uin
     pid_t parent = getppid();
     optimist_store *s;
     CHECK("open", optimist_open(path, &s));
-    optimist_sync_options o = sync_options(url, max_batch);
+    optimist_sync_options o = sync_options(url, max_batch, 1500);
     CHECK("sync_start", optimist_sync_start(s, &o));
     char *cid;
     CHECK("client_id", optimist_client_id(s, &cid));
@@ -112,10 +114,21 @@ static int run(const char *path, const char *url, const char *name, int inc, uin
 static int final(const char *path, const char *url, const char *name, const char *dump) {
     optimist_store *s;
     CHECK("open", optimist_open(path, &s));
-    optimist_sync_options o = sync_options(url, 100);
+    /* The library's default timeout, and progress lines until idle: see pyclient.py's final. */
+    optimist_sync_options o = sync_options(url, 100, 10000);
     CHECK("sync_start", optimist_sync_start(s, &o));
     int idle = 0;
-    CHECK("sync_wait_idle", optimist_sync_wait_idle(s, 90000, &idle));
+    pid_t parent = getppid();
+    time_t deadline = time(NULL) + FINAL_IDLE_S;
+    CHECK("sync_wait_idle", optimist_sync_wait_idle(s, PROGRESS_S * 1000, &idle));
+    while (!idle && time(NULL) < deadline && getppid() == parent) {
+        char *progress;
+        CHECK("sync_status", optimist_sync_status(s, &progress));
+        printf("progress %s\n", progress);
+        fflush(stdout);
+        optimist_free(progress);
+        CHECK("sync_wait_idle", optimist_sync_wait_idle(s, PROGRESS_S * 1000, &idle));
+    }
     printf("idle %d\n", idle);
     fflush(stdout);
     char line[64];

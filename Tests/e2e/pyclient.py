@@ -9,11 +9,17 @@ client's log record log/NAME/INC-k and patches last/NAME; every third step adds 
 the client's own counter pc/NAME (n += 1, sum += k) with a marker pcmark/NAME/INC-k. Every
 FLUSH_EVERY steps it flushes and prints "flushed k": everything up to step k is on disk.
 
-final: syncs to idle and prints "idle 0|1"; then waits for a line on stdin, asks for one more
-exchange (sync_now: a pull after every client went idle), waits for idle again, writes its
-status and visible state to DUMP as JSON, prints "done" and closes the store.
+final: syncs to idle, printing "progress STATUS-JSON" every PROGRESS_S seconds until then (the
+test's patience follows that progress rather than a fixed time), and prints "idle 0|1"; then
+waits for a line on stdin, asks for one more exchange (sync_now: a pull after every client went
+idle), waits for idle again, writes its status and visible state to DUMP as JSON, prints "done"
+and closes the store. Its requests get the library's default timeout: the proxy passes
+everything by then, and on a loaded machine a push of a whole outbox batch can take longer than
+the faulty phase's 1.5 s, which would only make the client send it again while the server is
+still working on it (each abandoned copy is processed too, behind the others).
 
-Both modes give up on their own after a few minutes, and when their parent is gone.
+Both modes give up on their own (run after LIFETIME_S, final's wait for idle after FINAL_IDLE_S),
+and when their parent is gone.
 """
 
 import json
@@ -28,6 +34,9 @@ COLLECTIONS = ("shared", "log", "last", "pc", "pcmark")
 FLUSH_EVERY = 5
 LIFETIME_S = 240
 SYNC = dict(pull_interval_ms=100, timeout_ms=1500, backoff_base_ms=50, backoff_max_ms=400)
+FINAL_SYNC = dict(SYNC, timeout_ms=10_000)
+PROGRESS_S = 5
+FINAL_IDLE_S = 900
 
 
 def run(path, url, name, inc, seed, max_batch):
@@ -56,8 +65,14 @@ def run(path, url, name, inc, seed, max_batch):
 
 def final(path, url, name, dump):
     s = optimist.Store(path)
-    s.sync_start(url, **SYNC)
-    print("idle", int(s.sync_wait_idle(90)), flush=True)
+    s.sync_start(url, **FINAL_SYNC)
+    parent = os.getppid()
+    deadline = time.monotonic() + FINAL_IDLE_S
+    idle = s.sync_wait_idle(PROGRESS_S)
+    while not idle and time.monotonic() < deadline and os.getppid() == parent:
+        print("progress", json.dumps(s.sync_status()), flush=True)
+        idle = s.sync_wait_idle(PROGRESS_S)
+    print("idle", int(idle), flush=True)
     line = sys.stdin.readline()
     if line.strip() != "check":
         s.close()

@@ -65,7 +65,7 @@ echo "== pytest Tests/e2e (server $OPTIMIST_SERVER_BIN, library $OPTIMIST_LIBRAR
 LOG="$(mktemp "${TMPDIR:-/tmp}/optimist-e2e-log.XXXXXX")"
 OPTIMIST_SERVER_BIN="$OPTIMIST_SERVER_BIN" OPTIMIST_LIBRARY="$OPTIMIST_LIBRARY" \
 OPTIMIST_TEST_PG_URL="$OPTIMIST_TEST_PG_URL" PYTHONPATH="$ROOT/Bindings/python/src" PYTHONDONTWRITEBYTECODE=1 \
-    timeout --kill-after=30 900 "$VENV/bin/python" -m pytest "$ROOT/Tests/e2e" -p no:cacheprovider -v -rfEs --durations=6 "$@" 2>&1 | tee "$LOG"
+    timeout --kill-after=30 1800 "$VENV/bin/python" -m pytest "$ROOT/Tests/e2e" -p no:cacheprovider -v -rfEs --durations=6 "$@" 2>&1 | tee "$LOG"
 STATUS=${PIPESTATUS[0]}
 # Per database, from pytest -v's lines ("...::test[sqlite-case] PASSED").
 for db in sqlite postgres; do

@@ -10,7 +10,8 @@ stalled requests delivered late, 502/503), kills clients with SIGKILL at random 
 restarts them on the same store files, and kills the server with SIGKILL twice and restarts it
 on the same database and port.
 
-Then every client is restarted and synced to idle, and:
+Then every client is restarted and synced to idle (for as long as its sync shows progress: see
+Child.wait_idle_line), and:
 - each client's visible state of the shared collections equals the server's, and a fresh
   client's; nothing is pending, inflight or failed;
 - exactly once: the shared counter equals the number of log records, each per-client counter
@@ -53,6 +54,10 @@ SEED = int(os.environ.get("OPTIMIST_E2E_SEED", "1"))
 CHAOS_S = float(os.environ.get("OPTIMIST_E2E_CHAOS_S", "20"))
 COLLECTIONS = ("shared", "log", "last", "pc", "pcmark")
 PAGE_SIZE = 500
+# The final sync to idle fails when a client's sync shows no progress for this long, or takes
+# longer than the cap in all (see Child.wait_idle_line).
+FINAL_STALL_S = 90
+FINAL_CAP_S = 600
 
 
 class Child:
@@ -91,6 +96,37 @@ class Child:
                 if self.eof or left <= 0:
                     return None
                 self.cond.wait(min(left, 0.5))
+
+    def wait_idle_line(self, stall_s, cap_s):
+        """The client's "idle 0|1" line (final mode), waiting as long as its "progress" lines show
+        the sync moving: fewer mutations left, more accepted or pulled, a new cursor. None when
+        nothing moved for `stall_s` (a wedged sync, or a silent process), or after `cap_s`.
+
+        Patience follows progress, not a fixed time: on a loaded machine (a fresh clone's whole
+        test run, other builds beside it) the last outbox batches take minutes where they take
+        seconds on an idle one, and a fixed limit failed the suite by chance."""
+        start = time.monotonic()
+        last_move, state, seen = start, None, 0
+        with self.cond:
+            while True:
+                for line in self.lines[seen:]:
+                    if line.startswith("idle"):
+                        return line
+                    if line.startswith("progress "):
+                        st = json.loads(line.split(" ", 1)[1])
+                        now = (st["pending"] + st["inflight"], st["pushed"], st["pulled"], st["cursor"])
+                        if now != state:
+                            state, last_move = now, time.monotonic()
+                seen = len(self.lines)
+                t = time.monotonic()
+                if self.eof or t - last_move > stall_s or t - start > cap_s:
+                    return None
+                self.cond.wait(0.5)
+
+    def progress(self):
+        """The client's last progress line, for a failure message."""
+        with self.cond:
+            return next((line for line in reversed(self.lines) if line.startswith("progress ")), "no progress line")
 
     def flushed(self):
         with self.cond:
@@ -296,8 +332,9 @@ def test_clients_converge_through_faults_and_crashes(db_url, tmp_path, c_client,
         for c in clients:
             c.final(proxy.url, dumps[c.name])
         for c in clients:
-            line = c.child.wait_for("idle", 100)
-            assert line == "idle 1", f"{c.name} did not reach idle ({line!r}):\n{c.child.stderr_tail()}"
+            line = c.child.wait_idle_line(FINAL_STALL_S, FINAL_CAP_S)
+            assert line == "idle 1", (f"{c.name} did not reach idle ({line!r}; no progress for {FINAL_STALL_S} s or "
+                                      f"{FINAL_CAP_S} s in all; {c.child.progress()}):\n{c.child.stderr_tail()}")
         timing["final idle"] = time.monotonic() - t_begin - sum(timing.values())
         for c in clients:
             c.child.send("check\n")
