@@ -63,9 +63,9 @@ public func optimist_batch_incr(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar
 }
 
 /// Checks the batch handle, then appends the op `build` makes from the validated arguments,
-/// and counts it in the batch's ``Limits/Tally`` (`build` adds to the tally it is given once
+/// and counts it in the batch's `Limits/Tally` (`build` adds to the tally it is given once
 /// nothing can fail); on any failure the batch is unchanged. Every `optimist_batch_*` adder
-/// goes through here. The limits on a mutation (``Limits``) are not checked here: a batch may
+/// goes through here. The limits on a mutation (`Limits`) are not checked here: a batch may
 /// also carry a server's ops (`optimist_server_apply`, a commit's), which they do not bind; a
 /// mutate of the batch checks them.
 func appendOp(_ b: OpaquePointer?, _ build: (inout Limits.Tally) throws(OptimistError) -> Op) -> Int32 {

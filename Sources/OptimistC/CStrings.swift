@@ -15,7 +15,7 @@ import OptimistModel
 }
 
 /// ``text(_:_:)``, its UTF-8 byte count written to `count` (a record's text field, for a
-/// ``Limits/Tally``). The count goes out through an `inout` integer rather than in a tuple
+/// `Limits/Tally`). The count goes out through an `inout` integer rather than in a tuple
 /// with the string: a tuple holding a string cost the tap retains and releases.
 @inline(__always) func text(_ p: UnsafePointer<CChar>?, _ what: StaticString, count: inout Int) throws(OptimistError) -> String {
     guard let p else { throw isNull(what) }
@@ -38,8 +38,8 @@ func optionalText(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(Optim
 }
 
 /// A required key, collection, field or view name, its UTF-8 byte count (the length `strlen`
-/// already gave) written to `count`: a mutation's ``Limits/Tally`` counts it, so
-/// ``Limits/maxNameBytes`` costs a tap a compare. Inlined into each entry point (a tap makes
+/// already gave) written to `count`: a mutation's `Limits/Tally` counts it, so
+/// `Limits/maxNameBytes` costs a tap a compare. Inlined into each entry point (a tap makes
 /// seven: the collection, the key, five field names), its errors built out of line.
 @inline(__always) func key(_ p: UnsafePointer<CChar>?, _ what: StaticString, count: inout Int) throws(OptimistError) -> Key {
     guard let p else { throw isNull(what) }
@@ -69,7 +69,7 @@ func prefix(_ p: UnsafePointer<CChar>?, _ what: StaticString) throws(OptimistErr
 
 /// A required JSON object argument, parsed straight from the caller's bytes (the parser
 /// rejects invalid UTF-8, trailing data and nesting deeper than its limit), with what a
-/// ``Limits/Tally`` needs of it: its deepest nesting (the record is level 1, tracked by the
+/// `Limits/Tally` needs of it: its deepest nesting (the record is level 1, tracked by the
 /// parser) written to `depth`, and an upper bound of its canonical text (from the text's
 /// length) to `bytes`.
 func record(_ p: UnsafePointer<CChar>?, _ what: StaticString, depth: inout Int, bytes: inout Int) throws(OptimistError) -> Record {

@@ -26,7 +26,7 @@ private let headerSize = 16
 /// by several calls at once but must not be changed while another thread uses it.
 final class BatchBox {
     var ops: [Op] = []
-    /// The ops' sizes as the adders measured them: a mutate of the batch checks ``Limits``
+    /// The ops' sizes as the adders measured them: a mutate of the batch checks `Limits`
     /// exactly only when this cannot tell that they are within.
     var tally = Limits.Tally()
 }

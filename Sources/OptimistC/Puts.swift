@@ -25,7 +25,7 @@ public func optimist_put_fields(_ handle: OpaquePointer?, _ coll: UnsafePointer<
 
 /// Checks the store and the address, then mutates with one put of the record `value` makes
 /// (validated in the order the batch adders use: collection, key, record; `value` writes its
-/// nesting and an upper bound of its text), after the limits (``Limits``) from what validating
+/// nesting and an upper bound of its text), after the limits (`Limits`) from what validating
 /// measured: exactly only when that cannot tell.
 private func putOne(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                     _ outID: UnsafeMutablePointer<UInt64>?,

@@ -6,7 +6,7 @@ import OptimistModel
 // the library parses none.
 
 /// A flat record from `count` fields; a repeated name: the last one wins, as in JSON. An upper
-/// bound of its canonical text goes to `bytes`, for a ``Limits/Tally`` (its nesting is level
+/// bound of its canonical text goes to `bytes`, for a `Limits/Tally` (its nesting is level
 /// 1): from the byte counts of its names and texts, which validating them measured already.
 func record(fields: UnsafePointer<optimist_field>?, count: Int, bytes: inout Int) throws(OptimistError) -> Record {
     guard count >= 0 else { throw .misuse("count is too large") }

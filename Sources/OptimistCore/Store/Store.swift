@@ -294,7 +294,7 @@ public final class Store: Sendable {
     /// Applies `ops` to the visible state at once, as one atomic mutation, and returns its id.
     ///
     /// - Throws: `.invalid` if an op cannot apply, or if the ops are over a limit of
-    ///   ``Limits`` (a collection or key over `maxNameBytes` bytes, a value nested deeper than
+    ///   `Limits` (OptimistModel) (a collection or key over `maxNameBytes` bytes, a value nested deeper than
     ///   `maxDepth`, more than `maxOpsPerMutation` ops, more than `maxMutationBytes` of JSON
     ///   text): nothing changes; `.duplicate` if a not-yet-ended mutation holds `dedupeKey`
     ///   (nothing changes); `.state` once every id up to 2^53 - 1 (the largest a JSON number
@@ -307,8 +307,8 @@ public final class Store: Sendable {
         return try mutate(checked: ops, dedupeKey: dedupeKey, policy: policy)
     }
 
-    /// ``mutate(_:dedupeKey:policy:)`` of ops the caller already found within ``Limits``
-    /// (the C entry points, which tally the ops as they build them: ``Limits/Tally``).
+    /// ``mutate(_:dedupeKey:policy:)`` of ops the caller already found within `Limits`
+    /// (the C entry points, which tally the ops as they build them: `Limits/Tally`).
     package func mutate(checked ops: [Op], dedupeKey: String?, policy: FailurePolicy) throws(OptimistError) -> MutationID {
         try change(.mutate) { e throws(OptimistError) in try e.mutate(ops, dedupeKey: dedupeKey, policy: policy) }
     }
@@ -316,8 +316,8 @@ public final class Store: Sendable {
     /// ``mutate(_:dedupeKey:policy:)`` of one put, with the default options: what a tap
     /// makes. The engine takes the put's parts as given, where from an array of ops it
     /// copies the op to take it apart (retaining its keys and record, then releasing them).
-    /// The caller has checked the put against ``Limits`` (the C entry points tally it as they
-    /// build it, ``Limits/Tally``).
+    /// The caller has checked the put against `Limits` (the C entry points tally it as they
+    /// build it, `Limits/Tally`).
     package func mutate(checkedPut collection: Key, _ key: Key, _ value: Record) throws(OptimistError) -> MutationID {
         let ops = [Op.put(collection: collection, key: key, value: value)]
         return try change(.mutate) { e throws(OptimistError) in try e.mutate(put: collection, key, value, ops: ops) }
