@@ -48,6 +48,15 @@ def synced_writer(url, ops):
         s.close()
 
 
+def copied_store_file(path, to):
+    """A copy of a closed store file (with its write-ahead log, if any), as a user's backup
+    tool or a second device's restore makes it."""
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(str(path) + suffix):
+            shutil.copy(str(path) + suffix, str(to) + suffix)
+    return to
+
+
 def test_a_replaced_database_resets_the_client(server, other_db_url, tmp_path):
     synced_writer(server.url, [optimist.put("notes", "a", {"t": "old a"}), optimist.put("notes", "b", {"t": "old b"})])
     store = optimist.Store(tmp_path / "client.optimist")
@@ -89,10 +98,7 @@ def test_a_copied_store_file_cannot_lose_writes(server, tmp_path):
     store.mutate([optimist.put("c", "k", {"v": 0})])
     assert store.sync_wait_idle(30), store.sync_status()
     store.close()
-    copy = tmp_path / "copy.optimist"
-    for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(str(first) + suffix):
-            shutil.copy(str(first) + suffix, str(copy) + suffix)
+    copy = copied_store_file(first, tmp_path / "copy.optimist")
 
     a, b = optimist.Store(first), optimist.Store(copy)
     try:
@@ -119,10 +125,7 @@ def test_a_copied_store_file_keeps_a_failed_write_with_its_reason(server, tmp_pa
     first = tmp_path / "first.optimist"
     store = optimist.Store(first)
     store.close()
-    copy = tmp_path / "copy.optimist"
-    for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(str(first) + suffix):
-            shutil.copy(str(first) + suffix, str(copy) + suffix)
+    copy = copied_store_file(first, tmp_path / "copy.optimist")
     a, b = optimist.Store(first), optimist.Store(copy)
     try:
         ma = a.mutate([optimist.put("c", "x", {"by": "a"})])
