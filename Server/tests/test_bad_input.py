@@ -83,7 +83,8 @@ def test_bad_request_is_400_and_harmless(seeded, name):
     server, c = seeded
     path, body, content_type = BAD_REQUESTS[name]
     r = send(server, path, body, content_type)
-    assert r.status == 400, r
+    # A body not sent as JSON is refused for that before it is read (415).
+    assert r.status == (400 if content_type in (None, "application/json") else 415), r
     assert r.headers.get("Content-Type", "").startswith("application/json")
     assert isinstance(r.json["error"], str) and r.json["error"]
     assert_intact(server, c)

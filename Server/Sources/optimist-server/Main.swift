@@ -43,6 +43,30 @@ struct OptimistServerCommand: AsyncParsableCommand {
     @Option(help: "Days that tombstones and recorded outcomes are kept (fractions allowed); older cursors get a reset.")
     var retentionDays = 30.0
 
+    @Option(help: "Seconds a client has to send a whole request, head and body, from its first byte (later: 408 and closed).")
+    var readTimeout = 30
+
+    @Option(help: "Seconds a keep-alive connection may sit with no request before it is closed.")
+    var idleTimeout = 60
+
+    @Option(help: "Most open connections; when full, the longest-idle one is closed for a newcomer, or else the newcomer gets 503.")
+    var maxConnections = 1024
+
+    @Option(help: "Most /push and /pull requests of one user in flight at once; more wait up to 1 s, then 429.")
+    var perUserConcurrency = 4
+
+    @Option(help: "PostgreSQL statement_timeout in milliseconds, set on every connection.")
+    var statementTimeoutMs = 30_000
+
+    @Option(help: "Most mutations in one push (more: 413).")
+    var maxPushMutations = RequestLimits().maxPushMutations
+
+    @Option(help: "Most ids in one pull's unacked list (more: 400).")
+    var maxUnacked = RequestLimits().maxUnacked
+
+    @Flag(help: "Serve without --tokens on an address other than loopback: anyone who reaches it reads and writes one shared space.")
+    var insecureOpen = false
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard maxBody > 0 else { throw ValidationError("--max-body must be positive") }
@@ -50,6 +74,17 @@ struct OptimistServerCommand: AsyncParsableCommand {
         guard pageBytes > 0 else { throw ValidationError("--page-bytes must be positive") }
         guard retentionDays > 0, retentionDays * 86_400_000 >= 1, retentionDays <= 1_000_000 else {
             throw ValidationError("--retention-days must be positive (a millisecond at least)")
+        }
+        for (name, value) in [("--read-timeout", readTimeout), ("--idle-timeout", idleTimeout),
+                              ("--max-connections", maxConnections), ("--per-user-concurrency", perUserConcurrency),
+                              ("--statement-timeout-ms", statementTimeoutMs), ("--max-push-mutations", maxPushMutations),
+                              ("--max-unacked", maxUnacked)] {
+            guard value > 0 else { throw ValidationError("\(name) must be positive") }
+        }
+        if tokens == nil, !insecureOpen, !ListenAddress.isLoopback(host) {
+            throw ValidationError("refusing to serve \(host) without authentication: anyone who reaches it could read and "
+                                  + "write every record. Pass --tokens FILE, listen on 127.0.0.1, or pass --insecure-open "
+                                  + "to serve it open all the same.")
         }
     }
 
@@ -81,7 +116,7 @@ struct OptimistServerCommand: AsyncParsableCommand {
             storage = try SQLiteStorage(path: path)
             logger.info("storage: SQLite \(path)")
         case .postgres(let configuration, let description):
-            let pg = PostgresStorage(configuration: configuration, logger: logger)
+            let pg = PostgresStorage(configuration: configuration, statementTimeoutMs: statementTimeoutMs, logger: logger)
             storage = pg
             postgres = pg
             logger.info("storage: \(description)")
@@ -89,10 +124,14 @@ struct OptimistServerCommand: AsyncParsableCommand {
 
         let responder = SyncResponder(
             sync: SyncService(storage: storage, rules: RefusalRules(rules: rules), pageSize: pageSize, pageBytes: pageBytes),
-            auth: auth, maxBody: maxBody, logger: logger)
+            auth: auth, maxBody: maxBody,
+            limits: RequestLimits(maxPushMutations: maxPushMutations, maxUnacked: maxUnacked),
+            gate: UserGate(limit: perUserConcurrency, wait: .seconds(1)), logger: logger)
         let host = self.host
         var app = Application(
             responder: responder,
+            server: GuardedHTTP1.builder(readTimeout: .seconds(Int64(readTimeout)), idleTimeout: .seconds(Int64(idleTimeout)),
+                                         registry: ConnectionRegistry(limit: maxConnections)),
             configuration: .init(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: { channel in
                 // Tests and scripts read the port from this line (so --port 0 works).

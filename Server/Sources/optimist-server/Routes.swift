@@ -12,6 +12,8 @@ struct SyncResponder: HTTPResponder {
     let sync: SyncService
     let auth: Auth
     let maxBody: Int
+    let limits: RequestLimits
+    let gate: UserGate
     let logger: Logger
 
     func respond(to request: Request, context: Context) async throws -> Response {
@@ -56,6 +58,10 @@ struct SyncResponder: HTTPResponder {
             _ = await readBody(request, limit: 0)
             return failure(.unauthorized, "missing or unknown bearer token")
         }
+        guard RequestLimits.isJSON(request.headers[.contentType]) else {
+            _ = await readBody(request, limit: 0)
+            return failure(.unsupportedMediaType, "the body must be sent as Content-Type: application/json")
+        }
         let parsed: JSON
         switch await readBody(request, limit: maxBody) {
         case .tooLarge: return failure(.contentTooLarge, "the body is over this server's limit of \(maxBody) bytes")
@@ -76,13 +82,24 @@ struct SyncResponder: HTTPResponder {
                 let req: PushRequest
                 do throws(ProtocolViolation) { req = try PushRequest.decode(parsed) } catch { throw BadRequest(error) }
                 clientID = req.clientID
-                let results = try await sync.push(user: user, req)
+                guard req.mutations.count <= limits.maxPushMutations else {
+                    return failure(.contentTooLarge, "a push carries at most \(limits.maxPushMutations) mutations on this server "
+                                   + "(this one has \(req.mutations.count)): send fewer per request")
+                }
+                guard let results = try await gate.run(user, { try await sync.push(user: user, req) }) else {
+                    return tooManyInFlight()
+                }
                 return json(.ok, PushReply(results: results).encoded())
             } else {
                 let req: PullRequest
                 do throws(ProtocolViolation) { req = try PullRequest.decode(parsed) } catch { throw BadRequest(error) }
                 clientID = req.clientID
-                let answer = try await sync.pull(user: user, req)
+                guard req.unacked.count <= limits.maxUnacked else {
+                    throw BadRequest("a pull lists at most \(limits.maxUnacked) unacked ids on this server (this one has \(req.unacked.count))")
+                }
+                guard let answer = try await gate.run(user, { try await sync.pull(user: user, req) }) else {
+                    return tooManyInFlight()
+                }
                 return Response(status: .ok, headers: [.contentType: "application/json"],
                                 body: .init(byteBuffer: ByteBuffer(bytes: answer.encoded())))
             }
@@ -120,6 +137,10 @@ struct SyncResponder: HTTPResponder {
             return .broken
         }
         return total > limit ? .tooLarge : .complete(buffer)
+    }
+
+    private func tooManyInFlight() -> Response {
+        failure(.tooManyRequests, "this user has \(gate.limit) sync requests in flight already, try again", retryAfter: true)
     }
 
     private func json(_ status: HTTPResponse.Status, _ text: String) -> Response {

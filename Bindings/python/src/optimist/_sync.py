@@ -301,9 +301,11 @@ class SyncMixin:
             transport: your own HTTP stack instead of the built-in one:
                 ``transport(endpoint, url, body, headers, timeout_ms)`` with ``endpoint``
                 ``"push"`` or ``"pull"``, ``url`` the full URL (``{url}/push``), ``body`` the
-                JSON request text and ``headers`` a dict. It returns ``(status, body)`` or
-                ``(status, body, retry_after_ms)``: the HTTP status, the reply body (``str``
-                or ``bytes``) and the ``Retry-After`` wait in ms (None: none). Raising any
+                JSON request text and ``headers`` a dict (the host's headers: send
+                ``Content-Type: application/json`` too, servers answer 415 without it). It
+                returns ``(status, body)`` or ``(status, body, retry_after_ms)``: the HTTP
+                status, the reply body (``str`` or ``bytes``) and the ``Retry-After`` wait in
+                ms (None: none). Raising any
                 exception means "no answer" (connection refused, timeout…), with the
                 exception as the reason (state ``"offline"``). It is called on the sync's
                 thread, one request at a time; :meth:`sync_stop` and :meth:`close` wait for a

@@ -15,9 +15,13 @@ final class PostgresStorage: Storage {
     let client: PostgresClient
     private let logger: Logger
 
-    init(configuration: PostgresClient.Configuration, logger: Logger) {
+    /// `statementTimeoutMs`: PostgreSQL's `statement_timeout`, sent as a start-up parameter of
+    /// every pooled connection, so that no statement (a lock wait included) holds a connection
+    /// of the pool longer than that; the request then fails (500) and its transaction rolls back.
+    init(configuration: PostgresClient.Configuration, statementTimeoutMs: Int = 30_000, logger: Logger) {
         var configuration = configuration
         configuration.options.maximumConnections = 16
+        configuration.options.additionalStartupParameters.append(("statement_timeout", String(statementTimeoutMs)))
         client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.logger = logger
     }
@@ -186,8 +190,9 @@ final class PostgresStorage: Storage {
             }
             let message = "PostgreSQL \(state): \(e.serverInfo?[.message] ?? "")"
             // 40: serialization failure, deadlock; 08: connection; 53: out of resources;
-            // 57P: the server is shutting down or restarting.
-            if state.hasPrefix("40") || state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") {
+            // 57P: the server is shutting down or restarting; 57014: statement_timeout ran out
+            // (a lock held too long, a database overloaded).
+            if state.hasPrefix("40") || state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state == "57014" {
                 return .transient(message)
             }
             // 22: data exception (a value the column cannot hold); 23: integrity constraint;

@@ -1,5 +1,11 @@
 import CServerSQLite
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A value bound to a statement parameter.
 enum SQLValue {
     case text(String)
@@ -17,6 +23,7 @@ final class SQLiteConnection: @unchecked Sendable {
     private var statements: [String: OpaquePointer] = [:]
 
     init(path: String) throws(StorageError) {
+        try Self.createOwnerOnly(path)
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
@@ -28,6 +35,23 @@ final class SQLiteConnection: @unchecked Sendable {
         db = handle
         // Another server process on the same file may hold the write lock for a moment.
         sqlite3_busy_timeout(db, 5000)
+    }
+
+    /// Creates the database file, when it does not exist yet, readable and writable by its
+    /// owner only (0600), whatever the umask: it holds every user's records. SQLite creates the
+    /// -wal and -shm files with the database file's mode, so they follow. An existing file keeps
+    /// the mode its owner gave it.
+    private static func createOwnerOnly(_ path: String) throws(StorageError) {
+        if path == ":memory:" || path.hasPrefix("file:") { return }
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0 {
+            if errno == EEXIST { return }
+            // Not ours to explain (a missing folder, a read-only disk): sqlite3_open_v2 says it.
+            return
+        }
+        // The umask can only take bits away from 0600, but say it outright.
+        fchmod(fd, 0o600)
+        close(fd)
     }
 
     deinit {
