@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from conftest import Client, http, mutation, put, psql_binary, read_line_with_timeout, server_binary
+from conftest import Client, http, incr, mutation, put, psql_binary, read_line_with_timeout, server_binary
 
 SLOW_BOUND_S = 10  # what "still fast" means for a request beside the slow or flooding clients
 
@@ -366,6 +366,35 @@ def test_statement_timeout_frees_a_push_stuck_on_a_lock(db, start_server):
     # Nothing was half-written; the retry goes through.
     assert c.push([mutation(2, put("t", "second", {}))])[0]["status"] == "ok"
     assert set(c.state()) == {("t", "first"), ("t", "second")}
+
+
+def test_transaction_timeout_answers_503_and_closes_the_connection(db, start_server):
+    """The process's own bound on a transaction, for what statement_timeout cannot see (a
+    backend killed under a query whose answer never comes): here a lock wait stands in for it,
+    with statement_timeout far longer."""
+    if db.kind != "postgres":
+        pytest.skip("the transaction timeout is the PostgreSQL store's")
+    server = start_server("--statement-timeout-ms", "120000", "--transaction-timeout-ms", "1500")
+    c = Client(server)
+    c.push([mutation(1, put("t", "first", {}))])
+    release = hold_space_lock(db, "")
+    try:
+        r, took = timed(lambda: c.push_raw([mutation(2, put("t", "second", {}))]))
+        assert took < 15, f"a push waited {took:.1f}s on a lock"
+        assert r.status == 503 and r.headers.get("Retry-After"), r
+        # The closed connection does not cost the pool its place: more requests than the pool
+        # has connections still go through (they queue on the held lock only for pushes).
+        for i in range(20):
+            assert http("GET", server.url + "/health").status == 200
+    finally:
+        release()
+    # The stuck transaction never committed: the retry applies it exactly once.
+    assert c.push([mutation(2, put("t", "second", {}))])[0]["status"] == "ok"
+    for i in range(3, 23):
+        assert c.push([mutation(i, incr("t", "n", "v", 1))])[0]["status"] == "ok"
+    state = c.state()
+    assert set(state) == {("t", "first"), ("t", "second"), ("t", "n")}
+    assert state[("t", "n")] == {"v": 20}
 
 
 # --- Content-Type -------------------------------------------------------------------------

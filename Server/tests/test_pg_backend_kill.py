@@ -8,9 +8,10 @@ during the run a separate connection terminates every backend serving the test's
 treats a failed exchange as the library does: on a 5xx or a broken connection it asks a pull
 about the mutations it sent (`unacked`) and sends again what the server did not report applied;
 on a `retry` result it sends that mutation and the rest again. A request unanswered within
-REQUEST_TIMEOUT_S counts as a broken connection (the library's sync times out too); how many
-there were is printed (a push left unanswered for good after its backend was killed was seen on
-the unchanged server: its request never ended, while the other clients went on).
+REQUEST_TIMEOUT_S counts as a broken connection (the library's sync times out too). A push
+left unanswered for good after its backend was killed was seen on an earlier server (its
+request never ended, while the other clients went on); the server now bounds a transaction
+(`--transaction-timeout-ms`, 5 s here) and answers 503, so no request may go unanswered.
 
 At the end the shared counter is exactly 2,000 and each client's counter exactly its 500: a
 mutation lost or applied twice shows. The server must answer every push with 200 or 503 (the
@@ -32,6 +33,7 @@ BATCH = 20
 # A request unanswered this long is given up and treated like a broken connection, as the
 # library's sync does with its own timeout (10 s by default).
 REQUEST_TIMEOUT_S = 20
+TRANSACTION_TIMEOUT_MS = 5000
 KILL_AT = (0.25, 0.6)  # fractions of the 2,000 mutations answered when the backends are killed
 
 
@@ -46,6 +48,13 @@ def terminate_backends(db_url):
     out = subprocess.run([psql_binary(), admin, "-v", "ON_ERROR_STOP=1", "-tAc", sql], check=True,
                          capture_output=True, text=True, timeout=60)
     return int(out.stdout.strip())
+
+
+def failure_name(e):
+    """A failed exchange's name; "timeout" when it was one (urllib wraps a connect timeout)."""
+    if isinstance(e, TimeoutError) or isinstance(getattr(e, "reason", None), TimeoutError):
+        return "timeout"
+    return type(e).__name__
 
 
 class Pusher:
@@ -70,7 +79,7 @@ class Pusher:
                          {"protocol": 1, "client_id": self.client.client_id, "cursor": None, "unacked": ids},
                          timeout=REQUEST_TIMEOUT_S)
             except OSError as e:
-                self.count(f"pull: {type(e).__name__}")
+                self.count(f"pull: {failure_name(e)}")
                 time.sleep(0.05)
                 continue
             self.count(f"pull: {r.status}")
@@ -103,7 +112,7 @@ class Pusher:
             except OSError as e:  # a refused or broken connection, or the timeout
                 r, broken = None, e
             if r is None or r.status >= 500:
-                self.count(f"push: {type(broken).__name__}" if r is None else f"push: {r.status}")
+                self.count(f"push: {failure_name(broken)}" if r is None else f"push: {r.status}")
                 assert r is None or r.status == 503, f"push answered {r}"
                 self.failures += 1
                 # It may have been applied before the answer was lost: ask, as the library does.
@@ -130,7 +139,7 @@ class Pusher:
 
 @pytest.mark.parametrize("db", ["postgres"], indirect=True)
 def test_backends_killed_mid_push_lose_nothing_and_apply_nothing_twice(db, start_server):
-    server = start_server()
+    server = start_server("--transaction-timeout-ms", str(TRANSACTION_TIMEOUT_MS))
     total = CLIENTS * PER_CLIENT
     progress, lock = [0], threading.Lock()
     pushers = [Pusher(server, progress, lock) for _ in range(CLIENTS)]
@@ -167,5 +176,7 @@ def test_backends_killed_mid_push_lose_nothing_and_apply_nothing_twice(db, start
     for p in pushers:
         for k, v in p.statuses.items():
             statuses[k] = statuses.get(k, 0) + v
+    unanswered = {k: v for k, v in statuses.items() if "timeout" in k.lower()}
+    assert not unanswered, f"requests went unanswered for {REQUEST_TIMEOUT_S} s: {unanswered}"
     print(f"pg backend kill: {total} mutations, backends terminated at {killed} (answered, terminated), "
           f"failed pushes {sum(p.failures for p in pushers)}, answers {dict(sorted(statuses.items()))}")

@@ -58,6 +58,9 @@ struct OptimistServerCommand: AsyncParsableCommand {
     @Option(help: "PostgreSQL statement_timeout in milliseconds, set on every connection.")
     var statementTimeoutMs = 30_000
 
+    @Option(help: "Milliseconds one PostgreSQL transaction may take before the request answers 503 and its connection is closed.")
+    var transactionTimeoutMs = 60_000
+
     @Option(help: "Most mutations in one push (more: 413).")
     var maxPushMutations = RequestLimits().maxPushMutations
 
@@ -77,7 +80,8 @@ struct OptimistServerCommand: AsyncParsableCommand {
         }
         for (name, value) in [("--read-timeout", readTimeout), ("--idle-timeout", idleTimeout),
                               ("--max-connections", maxConnections), ("--per-user-concurrency", perUserConcurrency),
-                              ("--statement-timeout-ms", statementTimeoutMs), ("--max-push-mutations", maxPushMutations),
+                              ("--statement-timeout-ms", statementTimeoutMs),
+                              ("--transaction-timeout-ms", transactionTimeoutMs), ("--max-push-mutations", maxPushMutations),
                               ("--max-unacked", maxUnacked)] {
             guard value > 0 else { throw ValidationError("\(name) must be positive") }
         }
@@ -116,7 +120,8 @@ struct OptimistServerCommand: AsyncParsableCommand {
             storage = try SQLiteStorage(path: path)
             logger.info("storage: SQLite \(path)")
         case .postgres(let configuration, let description):
-            let pg = PostgresStorage(configuration: configuration, statementTimeoutMs: statementTimeoutMs, logger: logger)
+            let pg = PostgresStorage(configuration: configuration, statementTimeoutMs: statementTimeoutMs,
+                                     transactionTimeoutMs: transactionTimeoutMs, logger: logger)
             storage = pg
             postgres = pg
             logger.info("storage: \(description)")

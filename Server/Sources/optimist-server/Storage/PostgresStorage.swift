@@ -15,10 +15,17 @@ final class PostgresStorage: Storage {
     let client: PostgresClient
     private let logger: Logger
 
+    /// How long one transaction may hold its connection before the request answers 503 and
+    /// the connection is closed (see `leased`).
+    private let transactionTimeout: Duration
+
     /// `statementTimeoutMs`: PostgreSQL's `statement_timeout`, sent as a start-up parameter of
     /// every pooled connection, so that no statement (a lock wait included) holds a connection
-    /// of the pool longer than that; the request then fails (500) and its transaction rolls back.
-    init(configuration: PostgresClient.Configuration, statementTimeoutMs: Int = 30_000, logger: Logger) {
+    /// of the pool longer than that; the request then answers 503 and its transaction rolls
+    /// back. `transactionTimeoutMs`: the bound on a whole transaction, kept by this process.
+    init(configuration: PostgresClient.Configuration, statementTimeoutMs: Int = 30_000,
+         transactionTimeoutMs: Int = 60_000, logger: Logger) {
+        transactionTimeout = .milliseconds(transactionTimeoutMs)
         var configuration = configuration
         configuration.options.maximumConnections = 16
         configuration.options.additionalStartupParameters.append(("statement_timeout", String(statementTimeoutMs)))
@@ -30,7 +37,7 @@ final class PostgresStorage: Storage {
     /// advisory lock lets one of them do it while the others wait and then find it done.
     func migrate() async throws {
         do {
-            try await leased(waitingAtMost: .seconds(30)) { [self] conn in
+            try await leased(waitingAtMost: .seconds(30), deadline: false) { [self] conn in
                 try await self.transaction(conn, begin: "BEGIN") {
                     try await conn.query("SELECT pg_advisory_xact_lock(7262011)", logger: logger)
                     try await conn.query("CREATE TABLE IF NOT EXISTS optimist_schema (version INTEGER NOT NULL)", logger: logger)
@@ -135,36 +142,53 @@ final class PostgresStorage: Storage {
         }
     }
 
-    /// Runs `body` with a pooled connection, giving up (transient) when none comes within
-    /// `limit`. Without that bound a request would wait while the pool retries a database that
-    /// is down (up to a minute before its circuit breaker trips): the client had better hear 503
-    /// and back off. Once `body` has its connection it runs to the end.
-    private func leased<R: Sendable>(waitingAtMost limit: Duration = .seconds(5),
+    /// Runs `body` with a pooled connection. Two bounds make the request answer 503 rather
+    /// than wait: no connection within `limit` (the pool may be retrying a database that is
+    /// down, up to a minute before its circuit breaker trips), and `body` not done within
+    /// `transactionTimeout` once it has its connection. The second covers what
+    /// `statement_timeout` cannot: a connection whose backend was terminated under a query has
+    /// been seen to leave that query unanswered for good. The connection is then closed, which
+    /// rolls back whatever `body` had not committed, and the pool replaces it; the caller does
+    /// not wait for `body` to notice.
+    private func leased<R: Sendable>(waitingAtMost limit: Duration = .seconds(5), deadline: Bool = true,
                                      _ body: @escaping @Sendable (PostgresConnection) async throws -> R) async throws -> R {
-        let started = LeaseFlag()
-        let client = self.client
-        return try await withThrowingTaskGroup(of: R?.self) { group in
-            group.addTask {
-                try await client.withConnection { conn in
-                    started.value.store(true, ordering: .sequentiallyConsistent)
-                    return try await body(conn)
+        let race = LeaseRace<R>()
+        let client = self.client, logger = self.logger
+        let transactionTimeout: Duration? = deadline ? self.transactionTimeout : nil
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (answer: CheckedContinuation<R, any Error>) in
+                race.start(answer)
+                let work = Task {
+                    do {
+                        let result = try await client.withConnection { conn in
+                            race.leased(conn)
+                            if let transactionTimeout {
+                                race.addTimer(Task {
+                                    try await Task.sleep(for: transactionTimeout)
+                                    guard let stuck = race.finishIfRunning(.failure(StorageError.transient(
+                                        "PostgreSQL did not answer within \(transactionTimeout); the connection was closed"))) else { return }
+                                    logger.warning("a transaction ran past \(transactionTimeout): closing its connection")
+                                    race.cancel()
+                                    try? await stuck.close()
+                                })
+                            }
+                            return try await body(conn)
+                        }
+                        race.finish(.success(result))
+                    } catch {
+                        race.finish(.failure(error))
+                    }
                 }
+                race.onCancel { work.cancel() }
+                race.addTimer(Task {
+                    try await Task.sleep(for: limit)
+                    if race.finishIfNotLeased(.failure(StorageError.transient("no database connection within \(limit)"))) {
+                        race.cancel()
+                    }
+                })
             }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
-            }
-            while let result = try await group.next() {
-                if let result {
-                    group.cancelAll()
-                    return result
-                }
-                if !started.value.load(ordering: .sequentiallyConsistent) {
-                    group.cancelAll()
-                    throw StorageError.transient("no database connection within \(limit)")
-                }
-            }
-            throw StorageError.failed("the connection task ended without a result")
+        } onCancel: {
+            race.cancel()
         }
     }
 
@@ -208,8 +232,89 @@ final class PostgresStorage: Storage {
     }
 }
 
-private final class LeaseFlag: Sendable {
-    let value = Atomic<Bool>(false)
+/// Who answers a `leased` call first: the work, the wait for a connection, the transaction's
+/// deadline, or the caller's cancellation. The continuation is resumed exactly once; once it
+/// is, the timers are cancelled.
+private final class LeaseRace<R: Sendable>: Sendable {
+    private struct State {
+        var answer: CheckedContinuation<R, any Error>?
+        var conn: PostgresConnection?
+        var leased = false
+        var cancelled = false
+        var cancelWork: (@Sendable () -> Void)?
+        var timers: [Task<Void, any Error>] = []
+    }
+
+    private let state = Mutex(State())
+
+    func start(_ answer: CheckedContinuation<R, any Error>) {
+        state.withLock { $0.answer = answer }
+    }
+
+    func leased(_ conn: PostgresConnection) {
+        state.withLock {
+            $0.leased = true
+            $0.conn = conn
+        }
+    }
+
+    /// Keeps `timer` to cancel it when the answer is given (at once if it was).
+    func addTimer(_ timer: Task<Void, any Error>) {
+        let answered = state.withLock { s -> Bool in
+            if s.answer == nil { return true }
+            s.timers.append(timer)
+            return false
+        }
+        if answered { timer.cancel() }
+    }
+
+    /// Registers how to stop the work; runs it at once if the caller was already cancelled.
+    func onCancel(_ cancelWork: @escaping @Sendable () -> Void) {
+        let now = state.withLock { s -> Bool in
+            s.cancelWork = cancelWork
+            return s.cancelled
+        }
+        if now { cancelWork() }
+    }
+
+    /// Stops the work (it then answers with its cancellation error, if it still can).
+    func cancel() {
+        let cancelWork = state.withLock { s -> (@Sendable () -> Void)? in
+            s.cancelled = true
+            return s.cancelWork
+        }
+        cancelWork?()
+    }
+
+    func finish(_ result: Result<R, any Error>) {
+        take(if: { _ in true })?.answer.resume(with: result)
+    }
+
+    /// Answers with `result` if no connection was leased yet; true if it did.
+    func finishIfNotLeased(_ result: Result<R, any Error>) -> Bool {
+        guard let taken = take(if: { !$0.leased }) else { return false }
+        taken.answer.resume(with: result)
+        return true
+    }
+
+    /// Answers with `result` if the work still runs; returns its connection, to be closed.
+    func finishIfRunning(_ result: Result<R, any Error>) -> PostgresConnection? {
+        guard let taken = take(if: { _ in true }) else { return nil }
+        taken.answer.resume(with: result)
+        return taken.conn
+    }
+
+    /// The continuation, if not yet taken and `condition` holds; cancels the timers.
+    private func take(if condition: (State) -> Bool) -> (answer: CheckedContinuation<R, any Error>, conn: PostgresConnection?)? {
+        let taken = state.withLock { s -> (CheckedContinuation<R, any Error>, PostgresConnection?, [Task<Void, any Error>])? in
+            guard let answer = s.answer, condition(s) else { return nil }
+            defer { s.answer = nil; s.conn = nil; s.timers = [] }
+            return (answer, s.conn, s.timers)
+        }
+        guard let (answer, conn, timers) = taken else { return nil }
+        for timer in timers { timer.cancel() }
+        return (answer, conn)
+    }
 }
 
 /// The SQL of one transaction on a PostgreSQL connection.
