@@ -19,23 +19,15 @@ public func optimist_batch_free(_ handle: OpaquePointer?) {
 
 @_cdecl("optimist_batch_put")
 public func optimist_batch_put(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?) -> Int32 {
-    appendOp(b) { (tally: inout Limits.Tally) throws(OptimistError) -> Op in
-        var cb = 0, kb = 0, depth = 0, vb = 0
-        let op = Op.put(collection: try key(coll, "coll", count: &cb), key: try key(k, "key", count: &kb),
-                        value: try record(json, "json", depth: &depth, bytes: &vb))
-        tally.add(collection: cb, key: kb, depth: depth, valueBytes: vb)
-        return op
+    appendRecordOp(b, coll, k, Op.put(collection:key:value:)) { (depth, bytes) throws(OptimistError) in
+        try record(json, "json", depth: &depth, bytes: &bytes)
     }
 }
 
 @_cdecl("optimist_batch_patch")
 public func optimist_batch_patch(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?, _ json: UnsafePointer<CChar>?) -> Int32 {
-    appendOp(b) { (tally: inout Limits.Tally) throws(OptimistError) -> Op in
-        var cb = 0, kb = 0, depth = 0, vb = 0
-        let op = Op.patch(collection: try key(coll, "coll", count: &cb), key: try key(k, "key", count: &kb),
-                          value: try record(json, "json", depth: &depth, bytes: &vb))
-        tally.add(collection: cb, key: kb, depth: depth, valueBytes: vb)
-        return op
+    appendRecordOp(b, coll, k, Op.patch(collection:key:value:)) { (depth, bytes) throws(OptimistError) in
+        try record(json, "json", depth: &depth, bytes: &bytes)
     }
 }
 
@@ -74,6 +66,20 @@ func appendOp(_ b: OpaquePointer?, _ build: (inout Limits.Tally) throws(Optimist
         var tally = box.tally
         box.ops.append(try build(&tally))
         box.tally = tally
+    }
+}
+
+/// Appends the put or patch (`make`) of the record `value` reads, counting its collection, key,
+/// nesting depth and size in the tally: what the JSON and the typed-fields adders share.
+@inline(__always)
+func appendRecordOp(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
+                    _ make: (Key, Key, Record) -> Op,
+                    _ value: (_ depth: inout Int, _ bytes: inout Int) throws(OptimistError) -> Record) -> Int32 {
+    appendOp(b) { (tally: inout Limits.Tally) throws(OptimistError) -> Op in
+        var cb = 0, kb = 0, depth = 0, vb = 0
+        let op = make(try key(coll, "coll", count: &cb), try key(k, "key", count: &kb), try value(&depth, &vb))
+        tally.add(collection: cb, key: kb, depth: depth, valueBytes: vb)
+        return op
     }
 }
 

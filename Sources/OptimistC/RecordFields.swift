@@ -38,23 +38,17 @@ func record(fields: UnsafePointer<optimist_field>?, count: Int, bytes: inout Int
 @_cdecl("optimist_batch_put_fields")
 public func optimist_batch_put_fields(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                                       _ fields: UnsafePointer<optimist_field>?, _ count: Int) -> Int32 {
-    appendOp(b) { (tally: inout Limits.Tally) throws(OptimistError) -> Op in
-        var cb = 0, kb = 0, vb = 0
-        let op = Op.put(collection: try key(coll, "coll", count: &cb), key: try key(k, "key", count: &kb),
-                        value: try record(fields: fields, count: count, bytes: &vb))
-        tally.add(collection: cb, key: kb, depth: 1, valueBytes: vb)
-        return op
+    appendRecordOp(b, coll, k, Op.put(collection:key:value:)) { (depth, bytes) throws(OptimistError) in
+        depth = 1
+        return try record(fields: fields, count: count, bytes: &bytes)
     }
 }
 
 @_cdecl("optimist_batch_patch_fields")
 public func optimist_batch_patch_fields(_ b: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ k: UnsafePointer<CChar>?,
                                         _ fields: UnsafePointer<optimist_field>?, _ count: Int) -> Int32 {
-    appendOp(b) { (tally: inout Limits.Tally) throws(OptimistError) -> Op in
-        var cb = 0, kb = 0, vb = 0
-        let op = Op.patch(collection: try key(coll, "coll", count: &cb), key: try key(k, "key", count: &kb),
-                          value: try record(fields: fields, count: count, bytes: &vb))
-        tally.add(collection: cb, key: kb, depth: 1, valueBytes: vb)
-        return op
+    appendRecordOp(b, coll, k, Op.patch(collection:key:value:)) { (depth, bytes) throws(OptimistError) in
+        depth = 1
+        return try record(fields: fields, count: count, bytes: &bytes)
     }
 }
