@@ -129,18 +129,30 @@ final class LiveQueryState {
     }
 
     private func applyGrouped(key: Key, value: Record?) {
-        let aggregates = spec.group!.aggregates
+        guard let aggregates = spec.group?.aggregates else { return }
         let old = groupOf[key]
         let new = value.map { v in
             Membership(group: spec.groupValues(v, key: key),
                        contribution: GroupAccumulator.contribution(of: v, key: key, aggregates: aggregates))
         }
-        if let old, let new, old.group == new.group, old.contribution == new.contribution { return }
-        if let old {
+        if let old, let new, old.group == new.group {
+            // Stays in its group: the group's row is updated in place (never deleted and
+            // inserted again, even when this record is its only one).
+            guard old.contribution != new.contribution, var acc = groups[old.group] else { return }
             noteGroupBefore(old.group)
-            groups[old.group]!.remove(old.contribution)
+            acc.remove(old.contribution)
+            acc.add(new.contribution)
+            groups[old.group] = acc
+            groupOf[key] = new
+            return
+        }
+        if let old, var acc = groups[old.group] {
+            noteGroupBefore(old.group)
+            acc.remove(old.contribution)
             groupOf.removeValue(forKey: key)
-            if groups[old.group]!.count == 0 {
+            if acc.count > 0 {
+                groups[old.group] = acc
+            } else {
                 groups.removeValue(forKey: old.group)
                 let p = groupRows.remove(old.group)
                 left(p, entering: { .insertGroup($0, self.groupRows[$0]) })
@@ -148,7 +160,11 @@ final class LiveQueryState {
         }
         if let new {
             groupOf[key] = new
-            if groups[new.group] == nil {
+            if var acc = groups[new.group] {
+                noteGroupBefore(new.group)
+                acc.add(new.contribution)
+                groups[new.group] = acc
+            } else {
                 var acc = GroupAccumulator(aggregates)
                 acc.add(new.contribution)
                 groups[new.group] = acc
@@ -157,9 +173,6 @@ final class LiveQueryState {
                 groupsBefore.removeValue(forKey: new.group)
                 groupsInserted.insert(new.group)
                 entered(q, inserted: { .insertGroup($0, new.group) })
-            } else {
-                noteGroupBefore(new.group)
-                groups[new.group]!.add(new.contribution)
             }
         }
     }
@@ -249,7 +262,7 @@ final class LiveQueryState {
 
     private func groupRow(_ group: [JSON]) -> QueryRow {
         var named = [Key: JSON](minimumCapacity: group.count)
-        for (path, value) in zip(spec.group!.by, group) { named[Key(path.text)] = value }
+        for (path, value) in zip(spec.group?.by ?? [], group) { named[Key(path.text)] = value }
         return .group(group: named, values: groups[group]?.values ?? [:])
     }
 }
