@@ -46,7 +46,21 @@ import OptimistTestSupport
         var rows: [QueryRow]
         var deliveries = 0
         var emptyDeliveries = 0
+        /// Deltas whose index was outside the rows they applied to.
+        var badIndexes = 0
         init(_ rows: [QueryRow]) { self.rows = rows }
+
+        /// ``QueryDelta/apply(_:to:)``, with each index checked first (a wrong one is counted,
+        /// where the real one would trap).
+        func apply(_ deltas: [QueryDelta]) {
+            for d in deltas {
+                switch d {
+                case .insert(let i, _): if i < 0 || i > rows.count { badIndexes += 1; continue }
+                case .delete(let i), .update(let i, _): if i < 0 || i >= rows.count { badIndexes += 1; continue }
+                }
+                QueryDelta.apply([d], to: &rows)
+            }
+        }
     }
 
     static func run(seed: Int, steps: Int, open: () throws -> Store) throws -> [String] {
@@ -61,7 +75,7 @@ import OptimistTestSupport
             try q.subscribe { deltas in
                 mirror.deliveries += 1
                 if deltas.isEmpty { mirror.emptyDeliveries += 1 }
-                QueryDelta.apply(deltas, to: &mirror.rows)
+                mirror.apply(deltas)
             }
             queries.append((q, mirror))
         }
@@ -107,6 +121,7 @@ import OptimistTestSupport
                 if mirror.rows != want { problems.append("\(at) (\(what)): query \(i) mirror \(describe(mirror.rows)) vs \(describe(want))") }
                 if try q.count() != want.count { problems.append("\(at): query \(i) count") }
                 if mirror.emptyDeliveries > 0 { problems.append("\(at): query \(i) got an empty delivery") }
+                if mirror.badIndexes > 0 { problems.append("\(at): query \(i) got \(mirror.badIndexes) deltas with a wrong index") }
             }
             if problems.count > 10 { break }
         }

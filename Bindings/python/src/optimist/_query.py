@@ -154,12 +154,15 @@ class Query:
             raise_for(rc)
         sub = QuerySubscription(self, out.value, token)
         self._subs[out.value] = sub
+        self._store._query_listeners += 1
         return sub
 
     def _forget(self, sub: QuerySubscription) -> None:
-        if self._subs.pop(sub.id, None) is None or self._closed:
+        if self._subs.pop(sub.id, None) is None:
             return
-        _unsubscribe(self._h, sub.id)  # quiet: the query may have ended with its store
+        self._store._query_listeners -= 1
+        if not self._closed:
+            _unsubscribe(self._h, sub.id)  # quiet: the query may have ended with its store
 
     def close(self) -> None:
         """Closes the query and ends its subscriptions. Safe to call twice."""
@@ -168,6 +171,7 @@ class Query:
         self._closed = True
         for sub in list(self._subs.values()):
             unregister(sub._token)
+        self._store._query_listeners -= len(self._subs)
         self._subs.clear()
         check(_close(self._h))
 

@@ -100,6 +100,9 @@ class Store(SyncMixin):
         self._hv = 0
         self._closed = False
         self._subs: Dict[int, Subscription] = {}
+        #: Live queries' subscriptions on this store: while there are any, a tap goes through
+        #: a callback-error frame too (their callbacks' exceptions surface from it).
+        self._query_listeners = 0
         p = None if path is None else os.fsencode(path)
         if p is not None and b"\0" in p:
             raise MisuseError("path must not contain a NUL character")
@@ -202,7 +205,7 @@ class Store(SyncMixin):
         # The tap's shape (one put, the default options) with no subscription (no callback to
         # catch errors from) goes straight to the C accelerator when there is one.
         if (_fast_put is not None and dedupe_key is None and policy == "rollback" and type(ops) is list
-                and len(ops) == 1 and not self._subs):
+                and len(ops) == 1 and not self._subs and not self._query_listeners):
             op = ops[0]
             if type(op) is Op and op[0] == "put":
                 mid = _fast_put(self._hv, *op[6])
@@ -216,7 +219,7 @@ class Store(SyncMixin):
         if dedupe_key is None and pol == 0 and type(ops) is list and len(ops) == 1:
             op = ops[0]
             if type(op) is Op and op[0] == "put":
-                if self._subs:
+                if self._subs or self._query_listeners:
                     rc = call_changing("mutate", _put, self._h, *op[6], byref(out))
                 else:
                     rc = _put(self._h, *op[6], byref(out))
