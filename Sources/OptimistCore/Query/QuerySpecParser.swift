@@ -42,7 +42,7 @@ extension QuerySpec {
     /// that is not one of `allowed`.
     static func rejectUnknown(_ members: [Key: JSON], allowed: Set<String>, at location: String) throws(OptimistError) {
         if let unknown = members.keys.filter({ !allowed.contains($0.string) }).min() {
-            throw QuerySpecError.invalid(unknown.string, at: location, "is not a member of a query spec here (expected \(allowed.sorted().map { "\"\($0)\"" }.joined(separator: ", ")))")
+            throw QuerySpecError.invalid(unknown.string, at: location, "is not a known member (expected \(allowed.sorted().map { "\"\($0)\"" }.joined(separator: ", ")))")
         }
     }
 
