@@ -57,8 +57,9 @@ package struct GroupAccumulator {
             switch a.kind {
             case .count: return nil
             case .sum(let f), .avg(let f):
-                guard case .number? = f.value(in: record, key: key) else { return nil }
-                return f.value(in: record, key: key)
+                let v = f.value(in: record, key: key)
+                guard case .number? = v else { return nil }
+                return v
             case .min(let f), .max(let f):
                 let v = f.value(in: record, key: key)
                 if case .null? = v { return nil }

@@ -193,3 +193,23 @@ import Testing
         }
     }
 }
+
+@Suite struct QuerySpecJSONTests {
+    @Test func specsRoundTripThroughJSON() throws {
+        let texts = [
+            #"{"collection": "c"}"#,
+            #"{"collection": "logs", "range": {"prefix": "2026-11-"}, "limit": 5, "order": [{"field": "day", "desc": true}, {"field": ["a.b", "c"]}]}"#,
+            #"{"collection": "logs", "range": {"from": "a"}, "where": {"or": [{"field": "x", "in": [1, null]}, {"not": {"status": "failed"}}, {"and": []}]}}"#,
+            #"{"collection": "logs", "range": {"to": "z"}, "where": {"field": ["$key"], "exists": false}}"#,
+            #"{"collection": "logs", "range": {"from": "a", "to": "b"}, "where": {"field": "$key", "prefix": "x"}, "group": {"by": ["h", [""]], "aggregates": {"n": "count", "s": "sum:m.x"}}}"#,
+            #"{"collection": "logs", "where": {"field": "a", "ge": {"k": [1]}}, "group": {"by": ["h"]}}"#,
+        ]
+        for text in texts {
+            let spec = try QuerySpec(parsing: text)
+            let again = try QuerySpec(parsing: JSONWriter.string(spec.json))
+            #expect(again == spec, "\(text) → \(spec.json)")
+        }
+        #expect(JSONWriter.string(try QuerySpec(parsing: #"{"collection": "c", "order": [{"field": "a", "desc": false}]}"#).json)
+            == #"{"collection":"c","order":[{"field":"a"}]}"#)
+    }
+}
