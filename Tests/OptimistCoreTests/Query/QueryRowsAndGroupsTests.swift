@@ -147,3 +147,47 @@ import Testing
         #expect(g.values == ["s": 1, "a": 0.5] && g.count == 6)  // non-numbers count as records only
     }
 }
+
+@Suite struct QueryCountedSortedValuesTests {
+    /// Random inserts and removals over more distinct values than a chunk holds, checked
+    /// against a plain sorted list after every step.
+    @Test func matchesASortedListModel() {
+        var rng = QuerySplitMix(seed: 48)
+        var set = CountedSortedValues()
+        var model: [JSON] = []
+        for step in 0..<4000 {
+            let n = Int(rng.next() % 700)
+            let v: JSON = n % 7 == 0 ? .string("s\(n)") : (n % 11 == 0 ? .array([.number(Double(n))]) : .number(Double(n)))
+            if rng.next() % 3 == 0, !model.isEmpty {
+                let victim = model[Int(rng.next() % UInt64(model.count))]
+                set.remove(victim)
+                model.remove(at: model.firstIndex { QueryOrder.equal($0, victim) }!)
+            } else {
+                set.insert(v)
+                model.append(v)
+            }
+            model.sort { QueryOrder.compare($0, $1) < 0 }
+            if step % 97 == 0 || step > 3900 {
+                var expanded: [JSON] = []
+                for e in set.entries { expanded += Array(repeating: e.value, count: e.count) }
+                #expect(expanded == model, "step \(step)")
+            }
+            #expect(set.least == model.first && set.greatest == model.last, "step \(step)")
+        }
+        for v in model { set.remove(v) }
+        #expect(set.least == nil && set.greatest == nil && set.entries.isEmpty)
+    }
+}
+
+/// A small deterministic generator for the randomized tests.
+struct QuerySplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

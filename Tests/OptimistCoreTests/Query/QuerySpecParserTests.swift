@@ -102,6 +102,7 @@ import Testing
         expectInvalid(#"{"collection": "c", "range": "a"}"#, naming: "range")
         expectInvalid(#"{"collection": "c", "group": ["a"]}"#, naming: "group")
         expectInvalid(#"{"collection": "c", "order": [{"field": "a"}], "group": {"by": ["a"]}}"#, naming: "order")
+        expectInvalid(#"{"collection": "c", "order": [], "group": {"by": ["a"]}}"#, naming: "order")
         // Not JSON, or not an object.
         for text in ["", "{", "[]", "\"logs\"", #"{"collection": "c",}"#] {
             #expect(throws: OptimistError.self, "\(text)") { try QuerySpec(parsing: text) }
