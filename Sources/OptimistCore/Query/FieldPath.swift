@@ -89,8 +89,15 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
 /// Builds the `.invalid` errors of spec parsing, all worded alike: the offending member in
 /// quotes first (the innermost one), then where it is when it is not at the top level.
 enum QuerySpecError {
+    /// `member` may end in an index (`or[1]`, `order[0]`): the name is quoted, the index
+    /// follows it (`"or"[1]`), so the message quotes the member's name as the spec has it.
     static func invalid(_ member: String, at location: String, _ problem: String) -> OptimistError {
         let place = location.isEmpty ? "" : " (in \(location))"
-        return .invalid("query spec: \"\(member)\"\(place) \(problem)")
+        var name = Substring(member), index = Substring("")
+        if member.hasSuffix("]"), let open = member.firstIndex(of: "["), open != member.startIndex {
+            name = member[..<open]
+            index = member[open...]
+        }
+        return .invalid("query spec: \"\(name)\"\(index)\(place) \(problem)")
     }
 }

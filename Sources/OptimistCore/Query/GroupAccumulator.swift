@@ -57,8 +57,9 @@ package struct GroupAccumulator {
             switch a.kind {
             case .count: return nil
             case .sum(let f), .avg(let f):
-                guard case .number? = f.value(in: record, key: key) else { return nil }
-                return f.value(in: record, key: key)
+                let v = f.value(in: record, key: key)
+                guard case .number? = v else { return nil }
+                return v
             case .min(let f), .max(let f):
                 let v = f.value(in: record, key: key)
                 if case .null? = v { return nil }
@@ -157,40 +158,68 @@ struct RunningSum {
 
 /// A multiset of JSON values in the total order (``QueryOrder/compare(_:_:)``), each distinct
 /// value once with its count: the least and greatest stay known when one copy of the current
-/// extreme leaves. A sorted array found by binary search: O(log n) to find, and an insertion
-/// or removal of a distinct value moves the entries after it.
+/// extreme leaves. The distinct values are kept in sorted chunks of at most ``chunkLimit``
+/// (a chunk's values all before the next chunk's): finding a value is two binary searches,
+/// and an insertion or removal moves at most a chunk's entries, where one sorted array would
+/// move up to all of them (`max:$key` has a distinct value per record).
 struct CountedSortedValues {
-    private var entries: [(value: JSON, count: Int)] = []
+    typealias Entry = (value: JSON, count: Int)
+    private var chunks: [[Entry]] = []
+    static let chunkLimit = 128
 
-    /// The index of the first entry not less than `v`.
-    private func lowerBound(_ v: JSON) -> Int {
-        var lo = 0, hi = entries.count
-        while lo < hi {
+    /// Where `v` is or would go: the chunk, and the index of the first entry in it not less
+    /// than `v` (past the last chunk's end when `v` is greater than every value).
+    private func locate(_ v: JSON) -> (chunk: Int, index: Int) {
+        var lo = 0, hi = chunks.count
+        while lo < hi {  // the first chunk whose last value is not less than v
             let mid = (lo + hi) / 2
-            if QueryOrder.compare(entries[mid].value, v) < 0 { lo = mid + 1 } else { hi = mid }
+            if QueryOrder.compare(chunks[mid][chunks[mid].count - 1].value, v) < 0 { lo = mid + 1 } else { hi = mid }
         }
-        return lo
+        if lo == chunks.count { return chunks.isEmpty ? (0, 0) : (lo - 1, chunks[lo - 1].count) }
+        let chunk = chunks[lo]
+        var a = 0, b = chunk.count
+        while a < b {
+            let mid = (a + b) / 2
+            if QueryOrder.compare(chunk[mid].value, v) < 0 { a = mid + 1 } else { b = mid }
+        }
+        return (lo, a)
+    }
+
+    private func holds(_ v: JSON, at p: (chunk: Int, index: Int)) -> Bool {
+        p.chunk < chunks.count && p.index < chunks[p.chunk].count && QueryOrder.compare(chunks[p.chunk][p.index].value, v) == 0
     }
 
     mutating func insert(_ v: JSON) {
-        let i = lowerBound(v)
-        if i < entries.count && QueryOrder.compare(entries[i].value, v) == 0 {
-            entries[i].count += 1
-        } else {
-            entries.insert((v, 1), at: i)
+        guard !chunks.isEmpty else { chunks = [[(v, 1)]]; return }
+        let p = locate(v)
+        if holds(v, at: p) {
+            chunks[p.chunk][p.index].count += 1
+            return
+        }
+        chunks[p.chunk].insert((v, 1), at: p.index)
+        if chunks[p.chunk].count > Self.chunkLimit {
+            let half = chunks[p.chunk].count / 2
+            let upper = Array(chunks[p.chunk][half...])
+            chunks[p.chunk].removeSubrange(half...)
+            chunks.insert(upper, at: p.chunk + 1)
         }
     }
 
     /// Removes one copy of `v`; nothing when there is none (a caller's mistake, not ours to
     /// turn into a crash).
     mutating func remove(_ v: JSON) {
-        let i = lowerBound(v)
-        guard i < entries.count && QueryOrder.compare(entries[i].value, v) == 0 else { return }
-        if entries[i].count > 1 { entries[i].count -= 1 } else { entries.remove(at: i) }
+        let p = locate(v)
+        guard holds(v, at: p) else { return }
+        if chunks[p.chunk][p.index].count > 1 {
+            chunks[p.chunk][p.index].count -= 1
+        } else {
+            chunks[p.chunk].remove(at: p.index)
+            if chunks[p.chunk].isEmpty { chunks.remove(at: p.chunk) }
+        }
     }
 
-    var least: JSON? { entries.first?.value }
-    var greatest: JSON? { entries.last?.value }
-    /// Distinct values held.
-    var distinct: Int { entries.count }
+    var least: JSON? { chunks.first?.first?.value }
+    var greatest: JSON? { chunks.last?.last?.value }
+    /// The distinct values in order, with their counts (for tests).
+    var entries: [Entry] { chunks.flatMap { $0 } }
 }

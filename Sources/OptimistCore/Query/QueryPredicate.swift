@@ -49,7 +49,8 @@ public indirect enum QueryPredicate: Sendable, Equatable {
             return values.contains { QueryOrder.equal(value, $0) }
         case .prefix(let path, let prefix):
             guard case .string(let s)? = path.value(in: record, key: key) else { return false }
-            return Key(s).hasBytePrefix(Key(prefix))
+            // The UTF-8 views compare bytes (a Key would hash both strings first).
+            return s.utf8.starts(with: prefix.utf8)
         case .exists(let path, let present):
             return (path.value(in: record, key: key) != nil) == present
         case .and(let all):

@@ -35,6 +35,11 @@ extension QuerySpec {
             limit = n
         }
         let group = try members["group"].map { v throws(OptimistError) in try Self.parseGroup(v) }
+        if group != nil && members["order"] != nil {
+            // Even an empty one: groups have their own order, and a spec that asks for
+            // another is a mistake worth saying.
+            throw QuerySpecError.invalid("order", at: "", "cannot be used with \"group\" (groups come in ascending order of \"by\")")
+        }
         try self.init(collection: Key(collection), range: range, predicate: predicate, order: order, limit: limit, group: group)
     }
 
@@ -42,7 +47,7 @@ extension QuerySpec {
     /// that is not one of `allowed`.
     static func rejectUnknown(_ members: [Key: JSON], allowed: Set<String>, at location: String) throws(OptimistError) {
         if let unknown = members.keys.filter({ !allowed.contains($0.string) }).min() {
-            throw QuerySpecError.invalid(unknown.string, at: location, "is not a member of a query spec here (expected \(allowed.sorted().map { "\"\($0)\"" }.joined(separator: ", ")))")
+            throw QuerySpecError.invalid(unknown.string, at: location, "is not a known member (expected \(allowed.sorted().map { "\"\($0)\"" }.joined(separator: ", ")))")
         }
     }
 
