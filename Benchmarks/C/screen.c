@@ -35,14 +35,14 @@
 #define PER_DAY 20
 #define HABITS 8
 
-static void die(const char *what) {
+static void fail(const char *what) {
     fprintf(stderr, "screen: %s: %s\n", what, optimist_last_error() ? optimist_last_error() : "");
     exit(1);
 }
 
-#define OK(call) do { if ((call) != OPTIMIST_OK) die(#call); } while (0)
+#define OK(call) do { if ((call) != OPTIMIST_OK) fail(#call); } while (0)
 
-static void log_fields(optimist_field f[3], char habit[16], int day, int minutes) {
+static void log_fields(optimist_field f[3], const char *habit, int day, int minutes) {
     f[0] = (optimist_field){.name = "habit", .text = habit, .type = OPTIMIST_FIELD_TEXT};
     f[1] = (optimist_field){.name = "day", .number = day, .type = OPTIMIST_FIELD_NUMBER};
     f[2] = (optimist_field){.name = "minutes", .number = minutes, .type = OPTIMIST_FIELD_NUMBER};
@@ -200,7 +200,7 @@ static void screen_side_by_side(int n, int taps) {
         char key[32];
         snprintf(key, sizeof key, "d%05d/t%06d", today, i);
         uint64_t t0 = now_ns();
-        if (sql_tap(&r, key, habit, today, out) < 2) die("the SQLite screen came back empty");
+        if (sql_tap(&r, key, habit, today, out) < 2) fail("the SQLite screen came back empty");
         ns[i] = now_ns() - t0;
         sql_undo(&r, key);
     }
@@ -225,13 +225,13 @@ static void screen_side_by_side(int n, int taps) {
         optimist_field f[3];
         uint64_t id;
         snprintf(key, sizeof key, "d%05d/t%06d", today, i);
-        log_fields(f, (char *)habit, today, 25);
+        log_fields(f, habit, today, 25);
         uint64_t t0 = now_ns();
         OK(optimist_put_fields(s, "logs", key, f, 3, &id));
         ns[i] = now_ns() - t0;
         OK(optimist_rollback(s, id, NULL));  /* untimed: the next tap sees the same n */
     }
-    if (cw.calls < (size_t)taps || ct.calls < (size_t)taps) die("a live query missed a tap");
+    if (cw.calls < (size_t)taps || ct.calls < (size_t)taps) fail("a live query missed a tap");
     summary live = summarize(ns, (size_t)taps);
     emit_row("optimist tap, both live queries maintained", n, live);
     printf("{\"section\": \"screen\", \"host\": \"c\", \"what\": \"ratio\", \"n\": %d, \"reload_over_live\": %.1f}\n",
@@ -244,6 +244,8 @@ static void screen_side_by_side(int n, int taps) {
 
 /* Mutate + commit of one record, with `queries` live queries open (0 or 10), each affected. */
 static summary tap_with_queries(optimist_store *s, int queries, int taps, int n) {
+    static int round = 0;  /* new keys every round: a put of an unchanged record changes nothing */
+    round++;
     counter c = {0};
     optimist_query *open[10];
     int today = (n - 1) / PER_DAY;
@@ -265,7 +267,7 @@ static summary tap_with_queries(optimist_store *s, int queries, int taps, int n)
         char key[32];
         optimist_field f[3];
         uint64_t id;
-        snprintf(key, sizeof key, "d%05d/q%06d", today, i);
+        snprintf(key, sizeof key, "d%05d/q%d-%06d", today, round, i);
         log_fields(f, "h3", today, i % 60);
         uint64_t t0 = now_ns();
         OK(optimist_put_fields(s, "logs", key, f, 3, &id));
@@ -273,7 +275,10 @@ static summary tap_with_queries(optimist_store *s, int queries, int taps, int n)
         ns[i] = now_ns() - t0;
     }
     for (int i = 0; i < queries; i++) optimist_query_close(open[i]);
-    if (queries > 0 && c.calls < (size_t)taps) die("the live queries missed taps");
+    if (queries > 0 && c.calls < (size_t)taps) {
+        fprintf(stderr, "screen: %zu deliveries for %d taps\n", c.calls, taps);
+        fail("the live queries missed taps");
+    }
     summary sm = summarize(ns, (size_t)taps);
     free(ns);
     return sm;

@@ -41,9 +41,18 @@ public func optimist_query_rows(_ q: OpaquePointer?, _ offset: Int, _ limit: Int
         let out = try out(outJSON, "out_json")
         guard offset >= 0, limit >= 0 else { throw .misuse("offset or limit is too large") }
         let rows = try query.rows(offset: offset, limit: limit)
-        guard let text = strdup(JSONWriter.string(.array(rows.map(\.json)))) else { throw .internal("out of memory") }
-        out.pointee = text
+        out.pointee = try mallocString(QueryRow.jsonBytes(rows))
     }
+}
+
+/// `bytes` as a `malloc`'d NUL-terminated string, for the caller to free with optimist_free.
+private func mallocString(_ bytes: [UInt8]) throws(OptimistError) -> UnsafeMutablePointer<CChar> {
+    guard let p = malloc(bytes.count + 1)?.assumingMemoryBound(to: CChar.self) else { throw .internal("out of memory") }
+    bytes.withUnsafeBufferPointer { b in
+        if let base = b.baseAddress { memcpy(p, base, b.count) }
+    }
+    p[bytes.count] = 0
+    return p
 }
 
 /// The C listener of a query and its context (the caller's, handed back as given).
@@ -55,11 +64,14 @@ private final class CQueryListenerBox: @unchecked Sendable {
         self.ctx = ctx
     }
 
-    /// The deltas as one JSON array, valid during the call.
+    /// The deltas as one JSON array, NUL-terminated, valid during the call.
     func deliver(_ deltas: [QueryDelta]) {
         guard !deltas.isEmpty else { return }
-        let text = JSONWriter.string(.array(deltas.map(\.json)))
-        text.withCString { fn(ctx, $0, deltas.count) }
+        var text = QueryDelta.jsonBytes(deltas)
+        text.append(0)
+        text.withUnsafeBufferPointer { bytes in
+            bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { fn(ctx, $0, deltas.count) }
+        }
     }
 }
 

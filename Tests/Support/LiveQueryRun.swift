@@ -29,6 +29,8 @@ package enum LiveQueryRun {
         var emptyDeliveries = 0
         /// Deltas whose index was outside the rows they applied to.
         var badIndexes = 0
+        /// Deliveries whose bytes (the C ABI's text) differ from the deltas' JSON.
+        var badText = 0
         init(_ rows: [QueryRow]) { self.rows = rows }
 
         /// ``QueryDelta/apply(_:to:)``, with each index checked first (a wrong one is counted,
@@ -55,6 +57,9 @@ package enum LiveQueryRun {
             let mirror = Mirror(try q.rows())
             try q.subscribe { deltas in
                 mirror.deliveries += 1
+                if String(decoding: QueryDelta.jsonBytes(deltas), as: UTF8.self) != JSONWriter.string(.array(deltas.map(\.json))) {
+                    mirror.badText += 1
+                }
                 if deltas.isEmpty { mirror.emptyDeliveries += 1 }
                 mirror.apply(deltas)
             }
@@ -101,7 +106,12 @@ package enum LiveQueryRun {
                 if rows != want { problems.append("\(at) (\(what)): query \(i) rows \(describe(rows)) vs \(describe(want))") }
                 if mirror.rows != want { problems.append("\(at) (\(what)): query \(i) mirror \(describe(mirror.rows)) vs \(describe(want))") }
                 if try q.count() != want.count { problems.append("\(at): query \(i) count") }
+                // The C ABI's text, written straight into bytes, is the rows' canonical JSON.
+                if String(decoding: QueryRow.jsonBytes(rows), as: UTF8.self) != JSONWriter.string(.array(rows.map(\.json))) {
+                    problems.append("\(at): query \(i) rows' bytes differ from their JSON")
+                }
                 if mirror.emptyDeliveries > 0 { problems.append("\(at): query \(i) got an empty delivery") }
+                if mirror.badText > 0 { problems.append("\(at): query \(i) deltas' bytes differ from their JSON") }
                 if mirror.badIndexes > 0 { problems.append("\(at): query \(i) got \(mirror.badIndexes) deltas with a wrong index") }
             }
             if problems.count > 10 { break }

@@ -6,6 +6,34 @@ import OptimistModel
 struct RowEntry {
     var values: [JSON?]
     var key: Key
+    /// The key's first 16 bytes (``Key/orderingHead``), read once: rows that tie on their sort
+    /// values (most rows of a query ordered by a few distinct values, and every row of one in
+    /// key order) are told apart by these two integers, not by reaching the keys' bytes.
+    var head: (UInt64, UInt64)
+
+    init(values: [JSON?], key: Key) {
+        self.values = values
+        self.key = key
+        head = key.orderingHead
+    }
+
+    /// The row order: each sort value in its item's direction (`descending`), then the key
+    /// bytewise. As ``QuerySpec/compareRows(_:_:)``, with numbers (the usual sort values)
+    /// compared without the general comparison's switch, and keys by their heads first.
+    static func compare(_ a: RowEntry, _ b: RowEntry, descending: [Bool]) -> Int {
+        for i in descending.indices {
+            let c: Int
+            if case .number(let x)? = a.values[i], case .number(let y)? = b.values[i] {
+                c = x < y ? -1 : (x > y ? 1 : 0)
+            } else {
+                c = QueryOrder.compare(a.values[i], b.values[i])
+            }
+            if c != 0 { return (c < 0) != descending[i] ? -1 : 1 }
+        }
+        if a.head != b.head { return a.head < b.head ? -1 : 1 }
+        let c = compareBytes(a.key.string, b.key.string)
+        return c < 0 ? -1 : (c > 0 ? 1 : 0)
+    }
 }
 
 /// A live query's result, kept equal to the query over the visible state by following each
@@ -57,8 +85,8 @@ final class LiveQueryState {
         self.id = id
         self.spec = spec
         limit = spec.limit ?? Int.max
-        let s = spec
-        rows = OrderedRows { a, b in s.compareRows((a.values, a.key), (b.values, b.key)) }
+        let descending = spec.order.map(\.descending)
+        rows = OrderedRows { a, b in RowEntry.compare(a, b, descending: descending) }
         groupRows = OrderedRows { a, b in QuerySpec.compareGroups(a, b) }
     }
 
@@ -89,8 +117,8 @@ final class LiveQueryState {
                 members[r.key] = e.values
                 entries.append(e)
             }
-            let s = spec
-            entries.sort { s.compareRows(($0.values, $0.key), ($1.values, $1.key)) < 0 }
+            let descending = spec.order.map(\.descending)
+            entries.sort { RowEntry.compare($0, $1, descending: descending) < 0 }
             rows.load(sorted: entries)
         }
     }
@@ -107,6 +135,18 @@ final class LiveQueryState {
         }
         let old = members[key]
         guard old != nil || matches else { return }
+        let row = { QueryRow.record(key: key, value: value ?? [:], status: status) }
+        if let old, matches, let value {
+            let values = spec.sortValues(value, key: key)
+            if spec.compareRows((old, key), (values, key)) == 0 {
+                // Its place is unchanged (a status change, a field the order does not read):
+                // found, not removed and inserted again.
+                if let p = rows.index(of: RowEntry(values: old, key: key)), p < limit, changedInPlace {
+                    steps.append(.update(p, row()))
+                }
+                return
+            }
+        }
         var p: Int?, q: Int?
         if let old { p = rows.remove(RowEntry(values: old, key: key)) }
         if matches, let value {
@@ -116,7 +156,6 @@ final class LiveQueryState {
         } else {
             members.removeValue(forKey: key)
         }
-        let row = { QueryRow.record(key: key, value: value ?? [:], status: status) }
         let entering = { (i: Int) in Step.insert(i, read(self.rows[i].key)) }
         switch (p, q) {
         case (let p?, let q?):
@@ -138,21 +177,20 @@ final class LiveQueryState {
         if let old, let new, old.group == new.group {
             // Stays in its group: the group's row is updated in place (never deleted and
             // inserted again, even when this record is its only one).
-            guard old.contribution != new.contribution, var acc = groups[old.group] else { return }
+            guard old.contribution != new.contribution, groups[old.group] != nil else { return }
             noteGroupBefore(old.group)
-            acc.remove(old.contribution)
-            acc.add(new.contribution)
-            groups[old.group] = acc
+            // Mutated in place through the dictionary (optional chaining): a copy taken out
+            // and stored back would copy its value lists, O(group size), on every change.
+            groups[old.group]?.remove(old.contribution)
+            groups[old.group]?.add(new.contribution)
             groupOf[key] = new
             return
         }
-        if let old, var acc = groups[old.group] {
+        if let old, groups[old.group] != nil {
             noteGroupBefore(old.group)
-            acc.remove(old.contribution)
+            groups[old.group]?.remove(old.contribution)
             groupOf.removeValue(forKey: key)
-            if acc.count > 0 {
-                groups[old.group] = acc
-            } else {
+            if groups[old.group]?.count ?? 0 == 0 {
                 groups.removeValue(forKey: old.group)
                 let p = groupRows.remove(old.group)
                 left(p, entering: { .insertGroup($0, self.groupRows[$0]) })
@@ -160,10 +198,9 @@ final class LiveQueryState {
         }
         if let new {
             groupOf[key] = new
-            if var acc = groups[new.group] {
+            if groups[new.group] != nil {
                 noteGroupBefore(new.group)
-                acc.add(new.contribution)
-                groups[new.group] = acc
+                groups[new.group]?.add(new.contribution)
             } else {
                 var acc = GroupAccumulator(aggregates)
                 acc.add(new.contribution)

@@ -57,3 +57,77 @@ public enum QueryDelta: Sendable, Equatable {
         }
     }
 }
+
+// The rows' and deltas' JSON text, written straight into bytes: the C ABI hands every listener
+// call and every rows() read this text, and building `JSON` values first (dictionaries for
+// each delta and row) cost more than the query's own upkeep. Members are in canonical order.
+
+extension QueryRow {
+    /// Appends the row's canonical JSON (as ``json`` writes it).
+    package func write(into out: inout [UInt8]) {
+        switch self {
+        case .record(let key, let value, let status):
+            out.append(contentsOf: #"{"key":"#.utf8)
+            JSONWriter.writeString(key.string, into: &out)
+            out.append(contentsOf: #","status":""#.utf8)
+            out.append(contentsOf: status.description.utf8)
+            out.append(contentsOf: #"","value":"#.utf8)
+            JSONWriter.appendObject(value, to: &out, sorted: true)
+            out.append(UInt8(ascii: "}"))
+        case .group(let group, let values):
+            out.append(contentsOf: #"{"group":"#.utf8)
+            JSONWriter.writeObject(group, into: &out)
+            out.append(contentsOf: #","values":"#.utf8)
+            JSONWriter.writeObject(values, into: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// The rows as one JSON array, UTF-8 bytes.
+    package static func jsonBytes(_ rows: [QueryRow]) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(64 * rows.count + 2)
+        out.append(UInt8(ascii: "["))
+        for (i, row) in rows.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            row.write(into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+}
+
+extension QueryDelta {
+    /// Appends the delta's canonical JSON (as ``json`` writes it).
+    package func write(into out: inout [UInt8]) {
+        func head(_ index: Int, _ op: String) {
+            out.append(contentsOf: #"{"index":"#.utf8)
+            out.append(contentsOf: String(index).utf8)
+            out.append(contentsOf: #","op":""#.utf8)
+            out.append(contentsOf: op.utf8)
+            out.append(UInt8(ascii: "\""))
+        }
+        switch self {
+        case .insert(let i, let row), .update(let i, let row):
+            head(i, { if case .insert = self { return "insert" } else { return "update" } }())
+            out.append(contentsOf: #","row":"#.utf8)
+            row.write(into: &out)
+        case .delete(let i):
+            head(i, "delete")
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// The deltas as one JSON array, UTF-8 bytes.
+    package static func jsonBytes(_ deltas: [QueryDelta]) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(96 * deltas.count + 2)
+        out.append(UInt8(ascii: "["))
+        for (i, d) in deltas.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            d.write(into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+}
