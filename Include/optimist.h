@@ -812,6 +812,132 @@ int optimist_subscribe(optimist_store *s, const char *coll, const char *prefix,
 int optimist_unsubscribe(optimist_store *s, uint64_t sub);
 
 /* ------------------------------------------------------------------------------------------ */
+/* LIVE QUERIES                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+** A live query is a query over the visible records of one collection, kept equal to its result
+** after every call, incrementally: a change to one record costs O(log n) per live query that the
+** record enters, leaves or moves in (n: the query's matching records), never a re-run over the
+** collection. A screen opens one and redraws from the deltas its listener receives.
+**
+** The spec is JSON text:
+**
+**   {"collection": "logs",                              required
+**    "range": {"prefix": "2026-11-"} | {"from": K1, "to": K2},   keys, bytewise; from
+**                                                        inclusive, to exclusive; either may
+**                                                        be left out
+**    "where": PREDICATE,
+**    "order": [{"field": "day", "desc": true}, ...],     default: key order
+**    "limit": 50,
+**    "group": {"by": ["habit"],
+**              "aggregates": {"n": "count", "total": "sum:minutes", "avg": "avg:minutes",
+**                             "first": "min:day", "last": "max:day"}}}
+**
+** FIELD PATHS name a value in a record: member names joined by "." ("meta.tags"), or a JSON
+** array of names (["a.b", "c"]) for names that contain a dot; "$key" is the record's key.
+**
+** PREDICATES: {"field": F, "eq"|"ne"|"lt"|"le"|"gt"|"ge": V}, {"field": F, "in": [V, ...]},
+** {"field": F, "prefix": "text"}, {"field": F, "exists": true|false}, {"and": [P, ...]},
+** {"or": [P, ...]}, {"not": P}, and {"status": "confirmed"|"pending"|"failed"}: the record's
+** status (as OPTIMIST_RECORD_*), so a query can list "my failed messages".
+**
+** COMPARISON uses one total order over JSON values: missing < null < false < true < numbers (by
+** value; 1 equals 1.0) < strings (bytewise UTF-8) < arrays < objects (arrays and objects by their
+** canonical JSON text, bytewise). eq, ne and in use JSON equality. lt, le, gt and ge compare
+** numbers with numbers, strings with strings, booleans with booleans; any other pair is false.
+** prefix is false on a value that is not a string. A missing field fails every predicate except
+** exists:false and ne, which it passes; not inverts.
+**
+** ORDER: by the order items in turn (desc defaults to false), then by key ascending, so every
+** result has one order. With limit, the rows are the first limit of the whole ordered result at
+** every moment: when a row inside leaves, the next one enters.
+**
+** GROUPS: one row per distinct tuple of "by" values (a missing field and null are one group
+** value, null in the row), in ascending order of that tuple; limit counts groups; order with
+** group is invalid. count counts records; sum and avg use numeric values only (sum of none: 0,
+** avg of none: null); min and max use the total order over values present and not null (none:
+** null).
+**
+** ROWS, as JSON: a record row is {"key": K, "value": {...}, "status": "confirmed"|"pending"|
+** "failed"}; a group row is {"group": {"habit": "run"}, "values": {"n": 3, "total": 95}}.
+**
+** DELTAS: a listener receives, once per state-changing call that changed the query's rows, a
+** JSON array of deltas which, applied in order to the rows before the call, give the rows after
+** it: {"op": "insert", "index": i, "row": ROW}, {"op": "delete", "index": i} and
+** {"op": "update", "index": i, "row": ROW} (same key or group, same place, new value, status or
+** aggregates). Each index counts after the deltas before it have been applied. A row that
+** changes place is a delete then an insert. A call that leaves the rows equal delivers nothing.
+**
+** The first evaluation reads the visible records of the query's range once. A query keeps its
+** rows' keys and sort values (grouped: each record's group and what it adds to the aggregates),
+** not copies of the records; rows are read from the store when asked for or delivered.
+*/
+typedef struct optimist_query optimist_query;
+
+/*
+** Opens a live query on s from spec_json (above) and writes its handle to *out. Close it with
+** optimist_query_close; closing the store ends it too (its calls then return OPTIMIST_MISUSE).
+**
+** Returns OPTIMIST_OK; OPTIMIST_INVALID (spec_json not UTF-8, not JSON, or not a valid spec:
+** a missing collection, an unknown member, a wrong type, an unknown status or aggregate, an empty
+** "by", a limit below 1, order with group; the message, from optimist_last_error, names the
+** offending member); OPTIMIST_MISUSE (NULL or closed store, spec_json or out NULL).
+*/
+int optimist_query_open(optimist_store *s, const char *spec_json, optimist_query **out);
+
+/*
+** Writes the number of rows (records, or groups; at most the spec's limit) to *out.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (q NULL, closed, or its store closed; out NULL).
+*/
+int optimist_query_count(optimist_query *q, size_t *out);
+
+/*
+** Writes the rows at offset on, at most limit of them (0: all), as a JSON array of rows (above)
+** to *out_json, a string the caller frees with optimist_free. An offset past the end gives [].
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (q NULL, closed, or its store closed; out_json NULL;
+** offset or limit above SIZE_MAX/2).
+*/
+int optimist_query_rows(optimist_query *q, size_t offset, size_t limit, char **out_json);
+
+/*
+** A query listener: called with the ctx given to optimist_query_subscribe and one call's deltas
+** (above) as a JSON array of n_deltas (at least 1) deltas; the text is valid only during the call.
+*/
+typedef void (*optimist_query_listener)(void *ctx, const char *deltas_json, size_t n_deltas);
+
+/*
+** Registers fn to be called with the deltas of every call that changes q's rows; there is no
+** first call (read the rows with optimist_query_rows first). Writes the subscription's id to
+** *out_sub. fn runs as optimist_subscribe's listeners do: on the thread that made the change,
+** after it is visible, outside the store's locks, in call order; it may read and change the
+** store. ctx is passed back untouched; keep it alive until the subscription ends.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (q NULL, closed, or its store closed; fn or out_sub NULL).
+*/
+int optimist_query_subscribe(optimist_query *q, optimist_query_listener fn, void *ctx, uint64_t *out_sub);
+
+/*
+** Ends subscription sub of q.
+**
+** Returns OPTIMIST_OK; OPTIMIST_NOTFOUND (no such subscription on q); OPTIMIST_MISUSE (q NULL,
+** closed, or its store closed).
+*/
+int optimist_query_unsubscribe(optimist_query *q, uint64_t sub);
+
+/*
+** Closes q: its listeners are not called again and its other calls return OPTIMIST_MISUSE. The
+** handle keeps 16 bytes for the life of the process, so that a call made with it after the close
+** is caught; do not close a query while another thread is inside a call with it. NULL is a no-op;
+** closing twice is a no-op.
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (not a query handle).
+*/
+int optimist_query_close(optimist_query *q);
+
+/* ------------------------------------------------------------------------------------------ */
 /* BACKGROUND SYNC                                                                            */
 /* ------------------------------------------------------------------------------------------ */
 

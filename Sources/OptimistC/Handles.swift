@@ -20,6 +20,8 @@ import Synchronization
 private let storeMagic: UInt64 = 0x4F50_5453_544F_5245  // "OPTSTORE"
 private let batchMagic: UInt64 = 0x4F50_5442_4154_4348  // "OPTBATCH"
 private let deadMagic: UInt64 = 0x4F50_5444_4541_4421   // "OPTDEAD!"
+private let queryMagic: UInt64 = 0x4F50_5451_5545_5259  // "OPTQUERY"
+private let closedQueryMagic: UInt64 = 0x4F50_5451_434C_4F53  // "OPTQCLOS"
 private let headerSize = 16
 
 /// What a batch handle points at: the ops added so far. A batch is not locked: it may be read
@@ -109,4 +111,38 @@ func freeBatchHandle(_ handle: OpaquePointer) {
     raw.storeBytes(of: deadMagic, as: UInt64.self)
     Unmanaged<AnyObject>.fromOpaque(raw.load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self)).release()
     raw.deallocate()
+}
+
+// Query handles: a closed query's header stays as a tombstone (16 bytes, its query released),
+// so a call with it after `optimist_query_close` reads "closed" and returns MISUSE, as the
+// header promises, instead of touching freed memory.
+
+/// Every query handle ever made, by address (as `storeHandles`, for leak checkers).
+private let queryHandles = Mutex<[UInt]>([])
+
+func makeQueryHandle(_ query: LiveQuery) -> OpaquePointer {
+    let handle = makeHandle(magic: queryMagic, query)
+    queryHandles.withLock { $0.append(UInt(bitPattern: UnsafeMutableRawPointer(handle))) }
+    return handle
+}
+
+/// The live query behind a handle. NULL, not a query handle, or a closed one: `.misuse`.
+func liveQuery(_ handle: OpaquePointer?) throws(OptimistError) -> LiveQuery {
+    guard let handle else { throw .misuse("the query handle is NULL") }
+    if UnsafeMutableRawPointer(handle).load(as: UInt64.self) == closedQueryMagic { throw .misuse("the query is closed") }
+    guard let q = object(handle, magic: queryMagic, as: LiveQuery.self) else { throw .misuse("not a query handle") }
+    return q
+}
+
+/// Closes the query behind a handle and leaves the tombstone. Not a query handle: `.misuse`;
+/// closed already: nothing to do.
+func closeQueryHandle(_ handle: OpaquePointer) throws(OptimistError) {
+    let raw = UnsafeMutableRawPointer(handle)
+    let magic = raw.load(as: UInt64.self)
+    if magic == closedQueryMagic { return }
+    guard magic == queryMagic else { throw .misuse("not a query handle") }
+    raw.storeBytes(of: closedQueryMagic, as: UInt64.self)
+    let q = Unmanaged<LiveQuery>.fromOpaque(raw.load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self))
+    q.takeUnretainedValue().close()
+    q.release()
 }

@@ -46,6 +46,20 @@ import OptimistThreads
         #expect(problems.isEmpty, "\(problems)")
     }
 
+    /// Live queries on a store file whose records stay on disk (a one-byte cache: every read
+    /// of a confirmed record goes to the file): the same model run as in memory.
+    @Test(arguments: 0..<60)
+    func liveQueriesWithATinyCache(seed: Int) throws {
+        let dir = TempDir()
+        let path = dir.file("queries.optimist")
+        let problems = try LiveQueryRun.run(seed: seed, steps: 60, open: {
+            let s = try Store.open(path: path, cacheBytes: 1)
+            s.stagingThreshold = seed % 2 == 0 ? 1 : s.stagingThreshold
+            return s
+        })
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
     /// Readers beside a writer on a store file see only states that existed (see
     /// ``ConsistencyRun``), with a small cache so reads reach the file.
     @Test func readersSeeOnlyWholeChangesOnAFile() throws {

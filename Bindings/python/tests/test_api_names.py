@@ -25,6 +25,7 @@ SIGNATURES = {
     "view_define": "(self, name, coll, prefix, kind)",
     "view_get": "(self, name)",
     "subscribe": "(self, callback, coll=None, prefix=None)",
+    "query": "(self, spec)",
     "set_retry_policy": "(self, max_attempts, base_delay_ms, max_delay_ms)",
     "close": "(self)",
     "flush": "(self)",

@@ -22,11 +22,13 @@ C_TO_CTYPES = {
     "const char *": ctypes.c_char_p,
     "void *": ctypes.c_void_p,
     "optimist_store *": ctypes.c_void_p,
+    "optimist_query *": ctypes.c_void_p,
     "optimist_batch *": ctypes.c_void_p,
     "const optimist_batch *": ctypes.c_void_p,
     # Out-parameters that receive a handle or a library-owned string keep the raw address.
     "optimist_store **": ctypes.POINTER(ctypes.c_void_p),
     "optimist_batch **": ctypes.POINTER(ctypes.c_void_p),
+    "optimist_query **": ctypes.POINTER(ctypes.c_void_p),
     "char **": ctypes.POINTER(ctypes.c_void_p),
     # A buffer the library writes into (optimist_get_into).
     "char *": ctypes.POINTER(ctypes.c_char),
@@ -35,6 +37,7 @@ C_TO_CTYPES = {
     "uint64_t *": ctypes.POINTER(ctypes.c_uint64),
     "double *": ctypes.POINTER(ctypes.c_double),
     "optimist_listener": _ffi.LISTENER,
+    "optimist_query_listener": _ffi.QUERY_LISTENER,
     "const optimist_field *": ctypes.POINTER(_ffi.FieldStruct),
     # The sync options are passed with byref(); a header array is (c_char_p * (n + 1)) or None.
     "const optimist_sync_options *": ctypes.c_void_p,

@@ -89,7 +89,7 @@ extension Engine {
         let id = m.record.id
         // While it is still live: a record's status before the call counts it (a kept
         // failure rolled back turns its record from failed to pending or confirmed).
-        if !subscriptions.isEmpty {  // (the guard noteTouch makes, before a collection lookup per record)
+        if tracksChanges {  // (the guard noteTouch makes, before a collection lookup per record)
             for a in m.touched { noteTouch(collection(a.collection), a.key) }
         }
         live.removeValue(forKey: MutationKey(id))
@@ -157,7 +157,7 @@ extension Engine {
         // A bulk load (a pull) of puts and deletes that nobody watches needs no old values:
         // a put does not read what it replaces, and without views, listeners or pending
         // edits on its keys nothing else does. The records then need not be read at all.
-        let blind = subscriptions.isEmpty && ops.allSatisfy { op in
+        let blind = !tracksChanges && ops.allSatisfy { op in
             switch op {
             case .put, .delete:
                 guard let c = collections[op.collection] else { return true }

@@ -44,7 +44,7 @@ extension Engine {
     /// bulk load of puts and deletes that nobody watches (see ``serverApply(_:)``), else each
     /// touched record once.
     func planStage(_ ops: [Op]) -> [RecordAddress] {
-        var blind = subscriptions.isEmpty
+        var blind = !tracksChanges
         var last: Key?
         for op in ops where blind {
             switch op {

@@ -11,6 +11,8 @@ final class CollectionState {
     /// The overlay's keys in byte order, for scans.
     var index = SortedKeyIndex()
     var views: [ViewState] = []
+    /// The live queries on this collection, in the order they were opened.
+    var queries: [LiveQueryState] = []
     /// Listed in the engine's views touched by the call in progress (see ``Engine/publishViews()``).
     var viewsTouched = false
 
@@ -124,6 +126,15 @@ final class Engine {
     var views: [Key: ViewState] = [:]
     var subscriptions: [UInt64: Subscription] = [:]
     var nextSubscription: UInt64 = 1
+    /// Open live queries by id.
+    var queries: [UInt64: LiveQueryState] = [:]
+    var nextQuery: UInt64 = 1
+    /// Queries the call in progress changed (see ``takeDelivery()``).
+    var queriesTouched: [LiveQueryState] = []
+
+    /// Whether changes are noted for someone: a listener or a live query (which follow the
+    /// records a call changed, and only those).
+    @inline(__always) var tracksChanges: Bool { !subscriptions.isEmpty || !queries.isEmpty }
     var closed = false
     /// The sync running on this store, if any.
     var attachment: (any StoreAttachment)?
@@ -233,7 +244,7 @@ final class Engine {
 
     /// Remembers a record's state before it changes (only when someone listens).
     @inline(__always) func noteTouch(_ c: CollectionState, _ key: Key) {
-        guard !subscriptions.isEmpty else { return }
+        guard tracksChanges else { return }
         let a = RecordAddress(collection: c.name, key: key)
         if before[a] == nil {
             before[a] = Before(value: visible(c, key), status: recordStatus(c, key), cause: cause, forced: false)
@@ -244,7 +255,7 @@ final class Engine {
     /// ``noteTouch(_:_:)`` with the record's confirmed value already read (a staged batch
     /// reads its records in bulk, before it takes the state lock to publish).
     func noteTouch(_ c: CollectionState, _ key: Key, confirmed: Record?) {
-        guard !subscriptions.isEmpty else { return }
+        guard tracksChanges else { return }
         let a = RecordAddress(collection: c.name, key: key)
         if before[a] == nil {
             let value = c.overlay.index(forKey: key).map { c.overlay.values[$0] } ?? confirmed
@@ -257,7 +268,7 @@ final class Engine {
     /// value and status stay the same (a transient failure, a retry, a send), so a UI hears of
     /// every status change.
     func noteStatusChange(_ m: LiveMutation, _ cause: ChangeCause) {
-        guard !subscriptions.isEmpty else { return }
+        guard tracksChanges else { return }
         for a in m.touched {
             let c = collection(a.collection)
             if var b = before[a] {
@@ -293,18 +304,22 @@ final class Engine {
             let c = collections[a.collection]!
             let value = visible(c, a.key)
             let status = recordStatus(c, a.key)
-            if old.forced || value != old.value || status != old.status {
+            let differs = value != old.value || status != old.status
+            if old.forced || differs {
                 changes.append(Change(collection: a.collection, key: a.key, value: value, status: status, cause: old.cause))
             }
+            if differs && !c.queries.isEmpty { follow(c, a.key, value: value, status: status) }
         }
         before.removeAll(keepingCapacity: true)
         touchOrder.clearKeepingCapacity()
-        guard !changes.isEmpty else { return [] }
         var delivery = Delivery()
-        for (_, s) in subscriptions.sorted(by: { $0.key < $1.key }) {
-            let mine = changes.filter(s.wants)
-            if !mine.isEmpty { delivery.append((s.listener, mine)) }
+        if !changes.isEmpty {
+            for (_, s) in subscriptions.sorted(by: { $0.key < $1.key }) {
+                let mine = changes.filter(s.wants)
+                if !mine.isEmpty { delivery.append((s.listener, mine)) }
+            }
         }
+        if !queriesTouched.isEmpty { takeQueryDeltas(into: &delivery) }
         return delivery
     }
 

@@ -70,7 +70,7 @@ extension Store {
                                      reset: Bool) throws(OptimistError) -> Bool {
         guard let sink else { return false }
         let done = try writers.locked { () throws(OptimistError) -> (Delivery, OptimistError?, [RecordCache])? in
-            let blind = state { e in e.storage.appliesStagedRounds && e.subscriptions.isEmpty && e.views.isEmpty && e.layer == nil }
+            let blind = state { e in e.storage.appliesStagedRounds && !e.tracksChanges && e.views.isEmpty && e.layer == nil }
             guard blind else { return nil }
             // Every change before this one in the file, so that the round's transaction is the
             // writer's whole batch and nothing the storage holds unwritten is newer than it.

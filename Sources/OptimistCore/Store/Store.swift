@@ -369,6 +369,12 @@ public final class Store: Sendable {
         try read { e in e.isPending(collection, key) }
     }
 
+    /// The record's status: `failed` when a kept failure touches it, `pending` when another
+    /// not-yet-ended mutation does, else `confirmed` (also for a record that does not exist).
+    public func recordStatus(_ collection: Key, _ key: Key) throws(OptimistError) -> RecordStatus {
+        try read { e in e.collections[collection].map { e.recordStatus($0, key) } ?? .confirmed }
+    }
+
     /// Visible records whose key starts with `prefix`, in byte order; `limit` 0 means all.
     public func scan(_ collection: Key, prefix: Key = "", limit: Int = 0) throws(OptimistError) -> [(key: Key, value: Record)] {
         try read { e throws(OptimistError) in try e.scan(collection, prefix: prefix, limit: limit) }

@@ -55,6 +55,7 @@ from ._changes import Change
 from ._ops import Op, delete, incr, patch, put
 from ._store import Store
 from ._subscriptions import Subscription
+from ._query import Query, QuerySubscription, apply_deltas
 
 
 
@@ -78,6 +79,7 @@ __version__ = _package_version()
 
 __all__ = [
     "Store", "Op", "put", "patch", "delete", "incr", "Change", "Subscription",
+    "Query", "QuerySubscription", "apply_deltas",
     "Error", "InternalError", "MisuseError", "NotFoundError", "StateError", "InvalidError",
     "DuplicateError", "StoreIOError", "IOError_", "CorruptError", "BusyError", "CLASSES",
     "LibraryNotFoundError", "MissingSymbolError", "ENV_VAR", "library_path", "library_version",

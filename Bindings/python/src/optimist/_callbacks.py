@@ -38,7 +38,7 @@ from ._changes import Change
 from ._json import loads as _loads
 from ._util import raise_for
 
-__all__ = ["TRAMPOLINE", "call_changing", "register", "registered", "unregister", "Callback"]
+__all__ = ["TRAMPOLINE", "QUERY_TRAMPOLINE", "call_changing", "register", "registered", "unregister", "Callback"]
 
 #: A subscription callback: called with the batch of changes of one store call.
 Callback = Callable[[List[Change]], Any]
@@ -100,6 +100,26 @@ def _deliver(ctx: Optional[int], changes: Any, n: int) -> None:
 
 #: The one C listener every subscription uses (kept alive by this module).
 TRAMPOLINE = _ffi.LISTENER(_deliver)
+
+
+def _deliver_query(ctx: Optional[int], deltas_json: Optional[bytes], n: int) -> None:
+    """The body of :data:`QUERY_TRAMPOLINE`: a live query's deltas, decoded, to its callback."""
+    try:
+        callback = _registry.get(ctx or 0)
+        if callback is None or deltas_json is None:
+            return
+        callback(_loads(deltas_json))
+    except BaseException as e:  # noqa: BLE001 - every exception is handed on, none dropped
+        frame = getattr(_tls, "errors", None)
+        if frame is None:
+            _log.error("exception in an optimist query callback (outside a store call, "
+                       "e.g. on the sync thread)", exc_info=e)
+        else:
+            frame.append(e)
+
+
+#: The one C listener every live query's subscription uses (kept alive by this module).
+QUERY_TRAMPOLINE = _ffi.QUERY_LISTENER(_deliver_query)
 
 
 def _reraise(errors: List[BaseException], what: str) -> None:

@@ -42,7 +42,7 @@ from ._loader import load_library
 __all__ = [
     "OK", "ERROR", "MISUSE", "NOTFOUND", "STATE", "INVALID", "DUPLICATE", "IO", "CORRUPT", "BUSY",
     "POLICIES", "STATUSES", "CAUSES", "RECORD_STATUSES", "FIELD_TYPES", "SIGNATURES", "ChangeStruct",
-    "FieldStruct", "LISTENER", "TRANSPORT", "SYNC_LISTENER", "SyncOptions", "SYNC_OPTIONS_VERSION",
+    "FieldStruct", "LISTENER", "QUERY_LISTENER", "TRANSPORT", "SYNC_LISTENER", "SyncOptions", "SYNC_OPTIONS_VERSION",
     "OpenOptions", "OPEN_OPTIONS_VERSION", "CACHE_BYTES_DEFAULT", "MutateOptions", "MUTATE_OPTIONS_VERSION",
     "lib", "library_path",
     "take_string", "MissingSymbolError",
@@ -99,6 +99,8 @@ TRANSPORT = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p, c_char_p, POINTER(c_c
                       POINTER(c_int), POINTER(c_void_p), POINTER(c_int64))
 #: ``void (*optimist_sync_listener)(void *ctx, const char *status_json)``
 SYNC_LISTENER = CFUNCTYPE(None, c_void_p, c_char_p)
+#: optimist_query_listener: (ctx, deltas_json, n_deltas).
+QUERY_LISTENER = CFUNCTYPE(None, c_void_p, c_char_p, c_size_t)
 
 #: ``OPTIMIST_OPEN_OPTIONS_VERSION`` and ``OPTIMIST_CACHE_BYTES_DEFAULT``.
 OPEN_OPTIONS_VERSION = 2
@@ -165,6 +167,7 @@ class SyncOptions(Structure):
 
 _store = c_void_p            # optimist_store *
 _batch = c_void_p            # optimist_batch * (const or not)
+_query = c_void_p            # optimist_query *
 _out_handle = POINTER(c_void_p)   # optimist_store ** / optimist_batch **
 _out_string = POINTER(c_void_p)   # char ** (owned by the caller: see the module docstring)
 
@@ -224,6 +227,13 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
 
     "optimist_subscribe": (c_int, [_store, c_char_p, c_char_p, LISTENER, c_void_p, POINTER(c_uint64)]),
     "optimist_unsubscribe": (c_int, [_store, c_uint64]),
+
+    "optimist_query_open": (c_int, [_store, c_char_p, _out_handle]),
+    "optimist_query_count": (c_int, [_query, POINTER(c_size_t)]),
+    "optimist_query_rows": (c_int, [_query, c_size_t, c_size_t, _out_string]),
+    "optimist_query_subscribe": (c_int, [_query, QUERY_LISTENER, c_void_p, POINTER(c_uint64)]),
+    "optimist_query_unsubscribe": (c_int, [_query, c_uint64]),
+    "optimist_query_close": (c_int, [_query]),
 
     # opts: const optimist_sync_options * (the caller passes byref() of its struct);
     # headers: const char *const *, a NULL-terminated (c_char_p * (n + 1)) array, or None.

@@ -21,6 +21,7 @@ from ._error import MisuseError
 from ._json import ReadBuffer, take_json
 from ._json import loads_bytearray as _loads_bytearray
 from ._ops import Op, OpLike, make_batch
+from ._query import Query
 from ._subscriptions import Subscription
 from ._sync import SyncMixin
 from ._util import check, coll_cstr, cstr, i64, opt_cstr, raise_for, u64
@@ -99,6 +100,9 @@ class Store(SyncMixin):
         self._hv = 0
         self._closed = False
         self._subs: Dict[int, Subscription] = {}
+        #: Live queries' subscriptions on this store: while there are any, a tap goes through
+        #: a callback-error frame too (their callbacks' exceptions surface from it).
+        self._query_listeners = 0
         p = None if path is None else os.fsencode(path)
         if p is not None and b"\0" in p:
             raise MisuseError("path must not contain a NUL character")
@@ -201,7 +205,7 @@ class Store(SyncMixin):
         # The tap's shape (one put, the default options) with no subscription (no callback to
         # catch errors from) goes straight to the C accelerator when there is one.
         if (_fast_put is not None and dedupe_key is None and policy == "rollback" and type(ops) is list
-                and len(ops) == 1 and not self._subs):
+                and len(ops) == 1 and not self._subs and not self._query_listeners):
             op = ops[0]
             if type(op) is Op and op[0] == "put":
                 mid = _fast_put(self._hv, *op[6])
@@ -215,7 +219,7 @@ class Store(SyncMixin):
         if dedupe_key is None and pol == 0 and type(ops) is list and len(ops) == 1:
             op = ops[0]
             if type(op) is Op and op[0] == "put":
-                if self._subs:
+                if self._subs or self._query_listeners:
                     rc = call_changing("mutate", _put, self._h, *op[6], byref(out))
                 else:
                     rc = _put(self._h, *op[6], byref(out))
@@ -468,6 +472,39 @@ class Store(SyncMixin):
         out = c_double()
         check(_view_get(self._h, cstr(name, "name"), byref(out)))
         return out.value
+
+    # Live queries -----------------------------------------------------------------------
+
+    def query(self, spec: Union[str, Dict[str, Any]]) -> Query:
+        """Opens a live query: its rows are the query's result over the visible records now,
+        and stay so after every call, kept current incrementally (never re-run).
+
+        ``spec`` is a dict (or its JSON text)::
+
+            {"collection": "logs",                                  # required
+             "range": {"prefix": "2026-11-"} or {"from": K1, "to": K2},  # keys; to exclusive
+             "where": {"field": "habit", "eq": "run"},              # and/or/not, in, prefix,
+                                                                    # exists, lt..ge, status
+             "order": [{"field": "day", "desc": True}],             # then by key
+             "limit": 50,
+             "group": {"by": ["habit"], "aggregates": {"n": "count", "total": "sum:minutes"}}}
+
+        Field paths are dotted (``"meta.tags"``) or lists of names; ``"$key"`` is the key.
+        Rows are ``{"key", "value", "status"}``, or ``{"group", "values"}`` when grouped.
+        See docs/queries.md for every predicate, the order over values and the aggregates.
+
+            >>> import optimist
+            >>> with optimist.Store() as s:
+            ...     _ = s.mutate([optimist.put("logs", "a", {"day": 2}), optimist.put("logs", "b", {"day": 5})])
+            ...     q = s.query({"collection": "logs", "order": [{"field": "day", "desc": True}]})
+            ...     [r["key"] for r in q.rows()]
+            ['b', 'a']
+
+        Raises:
+            InvalidError: not a valid spec (the message names the offending member).
+            MisuseError: the store is closed.
+        """
+        return Query(self, spec)
 
     # Subscriptions ----------------------------------------------------------------------
 

@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import COptimist
+import OptimistCore
+import OptimistModel
+
+// Live queries (Include/optimist.h, "LIVE QUERIES"): the spec and the rows travel as JSON text,
+// the same text every host uses.
+
+@_cdecl("optimist_query_open")
+public func optimist_query_open(_ handle: OpaquePointer?, _ spec: UnsafePointer<CChar>?,
+                                _ outQuery: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guarded { () throws(OptimistError) in
+        try withStore(handle) { s throws(OptimistError) in
+            let text = try text(spec, "spec_json")
+            let out = try out(outQuery, "out")
+            out.pointee = makeQueryHandle(try s.query(json: text))
+        }
+    }
+}
+
+@_cdecl("optimist_query_count")
+public func optimist_query_count(_ q: OpaquePointer?, _ outCount: UnsafeMutablePointer<Int>?) -> Int32 {
+    guarded { () throws(OptimistError) in
+        let query = try liveQuery(q)
+        let out = try out(outCount, "out")
+        out.pointee = try query.count()
+    }
+}
+
+/// `offset` and `limit` are `size_t` (imported as `Int`): a value above `Int.max` arrives
+/// negative and is refused as such.
+@_cdecl("optimist_query_rows")
+public func optimist_query_rows(_ q: OpaquePointer?, _ offset: Int, _ limit: Int,
+                                _ outJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guarded { () throws(OptimistError) in
+        let query = try liveQuery(q)
+        let out = try out(outJSON, "out_json")
+        guard offset >= 0, limit >= 0 else { throw .misuse("offset or limit is too large") }
+        let rows = try query.rows(offset: offset, limit: limit)
+        out.pointee = try mallocString(QueryRow.jsonBytes(rows))
+    }
+}
+
+/// `bytes` as a `malloc`'d NUL-terminated string, for the caller to free with optimist_free.
+private func mallocString(_ bytes: [UInt8]) throws(OptimistError) -> UnsafeMutablePointer<CChar> {
+    guard let p = malloc(bytes.count + 1)?.assumingMemoryBound(to: CChar.self) else { throw .internal("out of memory") }
+    bytes.withUnsafeBufferPointer { b in
+        if let base = b.baseAddress { memcpy(p, base, b.count) }
+    }
+    p[bytes.count] = 0
+    return p
+}
+
+/// The C listener of a query and its context (the caller's, handed back as given).
+private final class CQueryListenerBox: @unchecked Sendable {
+    let fn: optimist_query_listener
+    let ctx: UnsafeMutableRawPointer?
+    init(fn: @escaping optimist_query_listener, ctx: UnsafeMutableRawPointer?) {
+        self.fn = fn
+        self.ctx = ctx
+    }
+
+    /// The deltas as one JSON array, NUL-terminated, valid during the call.
+    func deliver(_ deltas: [QueryDelta]) {
+        guard !deltas.isEmpty else { return }
+        var text = QueryDelta.jsonBytes(deltas)
+        text.append(0)
+        text.withUnsafeBufferPointer { bytes in
+            bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { fn(ctx, $0, deltas.count) }
+        }
+    }
+}
+
+@_cdecl("optimist_query_subscribe")
+public func optimist_query_subscribe(_ q: OpaquePointer?, _ fn: optimist_query_listener?, _ ctx: UnsafeMutableRawPointer?,
+                                     _ outSub: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    guarded { () throws(OptimistError) in
+        let query = try liveQuery(q)
+        guard let fn else { throw .misuse("the listener is NULL") }
+        let out = try out(outSub, "out_sub")
+        let box = CQueryListenerBox(fn: fn, ctx: ctx)
+        out.pointee = try query.subscribe { box.deliver($0) }
+    }
+}
+
+@_cdecl("optimist_query_unsubscribe")
+public func optimist_query_unsubscribe(_ q: OpaquePointer?, _ sub: UInt64) -> Int32 {
+    guarded { () throws(OptimistError) in try liveQuery(q).unsubscribe(sub) }
+}
+
+@_cdecl("optimist_query_close")
+public func optimist_query_close(_ q: OpaquePointer?) -> Int32 {
+    guarded { () throws(OptimistError) in
+        guard let q else { return }
+        try closeQueryHandle(q)
+    }
+}

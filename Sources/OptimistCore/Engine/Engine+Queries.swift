@@ -1,0 +1,71 @@
+import OptimistModel
+
+// Live queries: opened with a first evaluation over the visible records, then kept equal to
+// their result by following the records each call changed (``takeDelivery()`` hands each
+// changed record of a query's collection to it), never by a re-run.
+
+extension Engine {
+    /// Opens a live query: its first evaluation reads the visible records of its range once.
+    func openQuery(_ spec: QuerySpec) throws(OptimistError) -> UInt64 {
+        let c = collection(spec.collection)
+        var prefix: Key = ""
+        if case .prefix(let p)? = spec.range { prefix = p }
+        var records = [(key: Key, value: Record, status: RecordStatus)]()
+        for (key, value) in try scan(spec.collection, prefix: prefix, limit: 0) where spec.range?.contains(key) ?? true {
+            records.append((key, value, recordStatus(c, key)))
+        }
+        let id = nextQuery
+        nextQuery += 1
+        let q = LiveQueryState(id: id, spec: spec)
+        q.load(records)
+        queries[id] = q
+        c.queries.append(q)
+        return id
+    }
+
+    /// The open query `id`.
+    ///
+    /// - Throws: `.misuse` when it was closed (ids are never reused).
+    func liveQuery(_ id: UInt64) throws(OptimistError) -> LiveQueryState {
+        guard let q = queries[id] else {
+            if closed { throw .misuse("the store is closed") }
+            throw .misuse("the query is closed")
+        }
+        return q
+    }
+
+    func closeQuery(_ id: UInt64) {
+        guard let q = queries.removeValue(forKey: id) else { return }
+        if let c = collections[q.spec.collection] { c.queries.removeAll { $0 === q } }
+    }
+
+    /// A record row as the visible state has it now.
+    func queryRow(_ c: CollectionState, _ key: Key) -> QueryRow {
+        .record(key: key, value: visible(c, key) ?? [:], status: recordStatus(c, key))
+    }
+
+    /// Hands one changed record to the queries of its collection.
+    func follow(_ c: CollectionState, _ key: Key, value: Record?, status: RecordStatus) {
+        for q in c.queries {
+            if q.spec.range?.contains(key) == false { continue }
+            q.apply(key: key, value: value, status: status, changedInPlace: true, read: { self.queryRow(c, $0) })
+            if !q.touched {
+                q.touched = true
+                queriesTouched.append(q)
+            }
+        }
+    }
+
+    /// The touched queries' deltas, one delivery per listener of a query whose rows changed.
+    func takeQueryDeltas(into delivery: inout Delivery) {
+        defer { queriesTouched.removeAll(keepingCapacity: true) }
+        for q in queriesTouched {  // in the order the call first changed them
+            q.touched = false
+            let deltas = q.takeDeltas()
+            guard !deltas.isEmpty else { continue }
+            for (_, listener) in q.listeners.sorted(by: { $0.key < $1.key }) {
+                delivery.append(({ _ in listener(deltas) }, []))
+            }
+        }
+    }
+}

@@ -1,0 +1,305 @@
+import OptimistModel
+
+/// A record row's place in a live query's order: its sort values and its key (which breaks
+/// ties, so no two rows compare equal). The record itself is not kept: rows are read from the
+/// visible state when they are shown.
+struct RowEntry {
+    var values: [JSON?]
+    var key: Key
+    /// The key's first 16 bytes (``Key/orderingHead``), read once: rows that tie on their sort
+    /// values (most rows of a query ordered by a few distinct values, and every row of one in
+    /// key order) are told apart by these two integers, not by reaching the keys' bytes.
+    var head: (UInt64, UInt64)
+
+    init(values: [JSON?], key: Key) {
+        self.values = values
+        self.key = key
+        head = key.orderingHead
+    }
+
+    /// The row order: each sort value in its item's direction (`descending`), then the key
+    /// bytewise. As ``QuerySpec/compareRows(_:_:)``, with numbers (the usual sort values)
+    /// compared without the general comparison's switch, and keys by their heads first.
+    static func compare(_ a: RowEntry, _ b: RowEntry, descending: [Bool]) -> Int {
+        for i in descending.indices {
+            let c: Int
+            if case .number(let x)? = a.values[i], case .number(let y)? = b.values[i] {
+                c = x < y ? -1 : (x > y ? 1 : 0)
+            } else {
+                c = QueryOrder.compare(a.values[i], b.values[i])
+            }
+            if c != 0 { return (c < 0) != descending[i] ? -1 : 1 }
+        }
+        if a.head != b.head { return a.head < b.head ? -1 : 1 }
+        let c = compareBytes(a.key.string, b.key.string)
+        return c < 0 ? -1 : (c > 0 ? 1 : 0)
+    }
+}
+
+/// A live query's result, kept equal to the query over the visible state by following each
+/// changed record (``apply(key:value:status:changedInPlace:read:)``), never by a re-run.
+///
+/// Record queries keep every matching record's ``RowEntry`` in order (``OrderedRows``), not
+/// just the first `limit`: when a row of the window leaves, the next one enters without
+/// reading the collection again. Grouped queries keep, per matching record, its group and
+/// what it contributes to the aggregates (so a change or removal takes back exactly that),
+/// and per group its ``GroupAccumulator``.
+///
+/// Deltas are collected during a call and taken at its end (``takeDeltas()``). Record rows
+/// are read when their delta is made, at the call's end, when the engine's state is final;
+/// group rows when the deltas are taken, after every record of the call has been followed.
+final class LiveQueryState {
+    let id: UInt64
+    let spec: QuerySpec
+    /// The spec's limit, or `Int.max`.
+    let limit: Int
+    var listeners: [UInt64: @Sendable ([QueryDelta]) -> Void] = [:]
+    /// Listed in the engine's queries touched by the call in progress.
+    var touched = false
+
+    private var members: [Key: [JSON?]] = [:]
+    private var rows: OrderedRows<RowEntry>
+
+    private struct Membership {
+        var group: [JSON]
+        var contribution: [JSON?]
+    }
+    private var groupOf: [Key: Membership] = [:]
+    private var groups: [[JSON]: GroupAccumulator] = [:]
+    private var groupRows: OrderedRows<[JSON]>
+
+    /// A delta as made during a call; a group row is read when the deltas are taken.
+    private enum Step {
+        case insert(Int, QueryRow)
+        case insertGroup(Int, [JSON])
+        case delete(Int)
+        case update(Int, QueryRow)
+    }
+    private var steps: [Step] = []
+    /// Groups whose aggregates the call changed, with their values before it.
+    private var groupsBefore: [[JSON]: [Key: JSON]] = [:]
+    /// Groups the call created: their insert shows them as they are at its end.
+    private var groupsInserted: Set<[JSON]> = []
+
+    init(id: UInt64, spec: QuerySpec) {
+        self.id = id
+        self.spec = spec
+        limit = spec.limit ?? Int.max
+        let descending = spec.order.map(\.descending)
+        rows = OrderedRows { a, b in RowEntry.compare(a, b, descending: descending) }
+        groupRows = OrderedRows { a, b in QuerySpec.compareGroups(a, b) }
+    }
+
+    var isGrouped: Bool { spec.group != nil }
+
+    /// The number of rows: matching records, or groups, up to the limit.
+    var count: Int { min(isGrouped ? groupRows.count : rows.count, limit) }
+
+    /// How many records the query follows (for tests and memory figures).
+    var followed: Int { isGrouped ? groupOf.count : members.count }
+
+    /// The first evaluation: `records` are the visible records of the query's range, each
+    /// once, with their status.
+    func load(_ records: [(key: Key, value: Record, status: RecordStatus)]) {
+        if let group = spec.group {
+            for r in records where spec.matches(key: r.key, record: r.value, status: r.status) {
+                let m = Membership(group: spec.groupValues(r.value, key: r.key),
+                                   contribution: GroupAccumulator.contribution(of: r.value, key: r.key, aggregates: group.aggregates))
+                groupOf[r.key] = m
+                groups[m.group, default: GroupAccumulator(group.aggregates)].add(m.contribution)
+            }
+            groupRows.load(sorted: groups.keys.sorted { QuerySpec.compareGroups($0, $1) < 0 })
+        } else {
+            var entries = [RowEntry]()
+            entries.reserveCapacity(records.count)
+            for r in records where spec.matches(key: r.key, record: r.value, status: r.status) {
+                let e = RowEntry(values: spec.sortValues(r.value, key: r.key), key: r.key)
+                members[r.key] = e.values
+                entries.append(e)
+            }
+            let descending = spec.order.map(\.descending)
+            entries.sort { RowEntry.compare($0, $1, descending: descending) < 0 }
+            rows.load(sorted: entries)
+        }
+    }
+
+    /// Follows one record's change: `value` and `status` are what it is now (nil: gone);
+    /// `changedInPlace` whether its value or status differs from before the call (a row that
+    /// stays where it is gets an update only then). `read` gives a record's row as it is now
+    /// (for a row that enters the window because another left it).
+    func apply(key: Key, value: Record?, status: RecordStatus, changedInPlace: Bool, read: (Key) -> QueryRow) {
+        let matches = value.map { spec.matches(key: key, record: $0, status: status) } ?? false
+        if isGrouped {
+            applyGrouped(key: key, value: matches ? value : nil)
+            return
+        }
+        let old = members[key]
+        guard old != nil || matches else { return }
+        let row = { QueryRow.record(key: key, value: value ?? [:], status: status) }
+        if let old, matches, let value {
+            let values = spec.sortValues(value, key: key)
+            if spec.compareRows((old, key), (values, key)) == 0 {
+                // Its place is unchanged (a status change, a field the order does not read):
+                // found, not removed and inserted again.
+                if let p = rows.index(of: RowEntry(values: old, key: key)), p < limit, changedInPlace {
+                    steps.append(.update(p, row()))
+                }
+                return
+            }
+        }
+        var p: Int?, q: Int?
+        if let old { p = rows.remove(RowEntry(values: old, key: key)) }
+        if matches, let value {
+            let e = RowEntry(values: spec.sortValues(value, key: key), key: key)
+            members[key] = e.values
+            q = rows.insert(e)
+        } else {
+            members.removeValue(forKey: key)
+        }
+        let entering = { (i: Int) in Step.insert(i, read(self.rows[i].key)) }
+        switch (p, q) {
+        case (let p?, let q?):
+            moved(from: p, to: q, changedInPlace: changedInPlace, entering: entering,
+                  inserted: { .insert($0, row()) }, updated: { .update($0, row()) })
+        case (let p?, nil): left(p, entering: entering)
+        case (nil, let q?): entered(q, inserted: { .insert($0, row()) })
+        case (nil, nil): return
+        }
+    }
+
+    private func applyGrouped(key: Key, value: Record?) {
+        guard let aggregates = spec.group?.aggregates else { return }
+        let old = groupOf[key]
+        let new = value.map { v in
+            Membership(group: spec.groupValues(v, key: key),
+                       contribution: GroupAccumulator.contribution(of: v, key: key, aggregates: aggregates))
+        }
+        if let old, let new, old.group == new.group {
+            // Stays in its group: the group's row is updated in place (never deleted and
+            // inserted again, even when this record is its only one).
+            guard old.contribution != new.contribution, groups[old.group] != nil else { return }
+            noteGroupBefore(old.group)
+            // Mutated in place through the dictionary (optional chaining): a copy taken out
+            // and stored back would copy its value lists, O(group size), on every change.
+            groups[old.group]?.remove(old.contribution)
+            groups[old.group]?.add(new.contribution)
+            groupOf[key] = new
+            return
+        }
+        if let old, groups[old.group] != nil {
+            noteGroupBefore(old.group)
+            groups[old.group]?.remove(old.contribution)
+            groupOf.removeValue(forKey: key)
+            if groups[old.group]?.count ?? 0 == 0 {
+                groups.removeValue(forKey: old.group)
+                let p = groupRows.remove(old.group)
+                left(p, entering: { .insertGroup($0, self.groupRows[$0]) })
+            }
+        }
+        if let new {
+            groupOf[key] = new
+            if groups[new.group] != nil {
+                noteGroupBefore(new.group)
+                groups[new.group]?.add(new.contribution)
+            } else {
+                var acc = GroupAccumulator(aggregates)
+                acc.add(new.contribution)
+                groups[new.group] = acc
+                let q = groupRows.insert(new.group)
+                // Shown as it is when the deltas are taken: no update of its own.
+                groupsBefore.removeValue(forKey: new.group)
+                groupsInserted.insert(new.group)
+                entered(q, inserted: { .insertGroup($0, new.group) })
+            }
+        }
+    }
+
+    /// Remembers a group's aggregates before the call's first change to it (an update is
+    /// delivered only if they differ at the end).
+    private func noteGroupBefore(_ group: [JSON]) {
+        guard groupsBefore[group] == nil, !groupsInserted.contains(group), let acc = groups[group] else { return }
+        groupsBefore[group] = acc.values
+    }
+
+    // The deltas for one element that was at `p` of the whole order and is at `q` now, seen
+    // through the window of the first `limit` rows; `n` counts the rows after the change.
+
+    /// It left the result (was at `p`): if it was shown, the next row enters at the window's end.
+    private func left(_ p: Int?, entering: (Int) -> Step) {
+        guard let p, p < limit else { return }
+        steps.append(.delete(p))
+        if (isGrouped ? groupRows.count : rows.count) >= limit { steps.append(entering(limit - 1)) }
+    }
+
+    /// It entered the result (is at `q`): if it is shown, the window's last row is pushed out.
+    private func entered(_ q: Int?, inserted: (Int) -> Step) {
+        guard let q, q < limit else { return }
+        steps.append(inserted(q))
+        if (isGrouped ? groupRows.count : rows.count) > limit { steps.append(.delete(limit)) }
+    }
+
+    /// A record row was at `p` and is at `q` (both in the result).
+    private func moved(from p: Int, to q: Int, changedInPlace: Bool, entering: (Int) -> Step,
+                       inserted: (Int) -> Step, updated: (Int) -> Step) {
+        if p < limit && q < limit {
+            if p != q {
+                steps.append(.delete(p))
+                steps.append(inserted(q))
+            } else if changedInPlace {
+                steps.append(updated(p))
+            }
+        } else if p < limit {
+            // It left the window: the next row enters at its end.
+            steps.append(.delete(p))
+            steps.append(entering(limit - 1))
+        } else if q < limit {
+            // It entered: the window's last row is pushed out.
+            steps.append(inserted(q))
+            steps.append(.delete(limit))
+        }
+    }
+
+    /// The call's deltas, in order (empty when its rows are what they were); clears them.
+    func takeDeltas() -> [QueryDelta] {
+        defer {
+            steps.removeAll(keepingCapacity: true)
+            groupsBefore.removeAll(keepingCapacity: true)
+            groupsInserted.removeAll(keepingCapacity: true)
+        }
+        var out = [QueryDelta]()
+        out.reserveCapacity(steps.count + groupsBefore.count)
+        for s in steps {
+            switch s {
+            case .insert(let i, let row): out.append(.insert(index: i, row: row))
+            case .insertGroup(let i, let group): out.append(.insert(index: i, row: groupRow(group)))
+            case .delete(let i): out.append(.delete(index: i))
+            case .update(let i, let row): out.append(.update(index: i, row: row))
+            }
+        }
+        // Groups whose aggregates changed in place: at their final index, after the inserts
+        // and deletes (which leave them where the final order has them).
+        var updates = [(Int, QueryDelta)]()
+        for (group, before) in groupsBefore {
+            guard let acc = groups[group], acc.values != before, let i = groupRows.index(of: group), i < limit else { continue }
+            updates.append((i, .update(index: i, row: groupRow(group))))
+        }
+        updates.sort { $0.0 < $1.0 }
+        out.append(contentsOf: updates.map(\.1))
+        return out
+    }
+
+    /// The rows at `offset..<offset + count` of the result (count 0: to the end).
+    func rows(offset: Int, count wanted: Int, read: (Key) -> QueryRow) -> [QueryRow] {
+        let total = count
+        guard offset < total else { return [] }
+        let end = wanted == 0 ? total : min(total, offset + wanted)
+        if isGrouped { return groupRows.elements(offset..<end).map(groupRow) }
+        return rows.elements(offset..<end).map { read($0.key) }
+    }
+
+    private func groupRow(_ group: [JSON]) -> QueryRow {
+        var named = [Key: JSON](minimumCapacity: group.count)
+        for (path, value) in zip(spec.group?.by ?? [], group) { named[Key(path.text)] = value }
+        return .group(group: named, values: groups[group]?.values ?? [:])
+    }
+}
