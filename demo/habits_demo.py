@@ -103,6 +103,17 @@ class Device:
         self.store.view_define("today", "logs", TODAY + "/", "count")
         self.heard: list = []  # every optimist.Change, in order (some arrive on the sync's thread)
         self.store.subscribe(self.heard.extend)
+        # The screen: today's logs, longest first, and today's totals, as two live queries the
+        # library keeps current. The UI draws their rows once and then only applies the deltas
+        # it is sent: it never reloads them.
+        today = {"prefix": TODAY + "/"}
+        self.today_list = self.store.query({"collection": "logs", "range": today,
+                                            "order": [{"field": "minutes", "desc": True}]})
+        self.today_totals = self.store.query({"collection": "logs", "range": today, "group": {
+            "by": ["done"], "aggregates": {"logs": "count", "minutes": "sum:minutes"}}})
+        self.list_rows, self.totals_rows = self.today_list.rows(), self.today_totals.rows()
+        self.today_list.subscribe(lambda d: optimist.apply_deltas(self.list_rows, d))
+        self.today_totals.subscribe(lambda d: optimist.apply_deltas(self.totals_rows, d))
         if url:
             self.start_sync(url)
 
@@ -195,7 +206,17 @@ def part_online(workdir: str, url: str) -> None:
     check([(c.cause, c.status) for c in phone.heard[:1]] == [("mutate", "pending")],
           "the UI heard it at once with status 'pending' (a sync badge)")
     check(phone.store.view_get("today") == 1, "today's ring counts 1 log")
+    note("the screen's list and totals, two live queries, kept by their deltas alone:")
+    for r in phone.list_rows:
+        note(f"  {r['key']:<16} {r['value'].get('minutes', 0):>3} min   {r['status']}")
+    for r in phone.totals_rows:
+        note(f"  done={str(r['group']['done']).lower():<5} {r['values']['logs']:.0f} log(s), {r['values']['minutes']:.0f} min")
+    check(phone.list_rows == phone.today_list.rows() and phone.totals_rows == phone.today_totals.rows()
+          and [r["status"] for r in phone.list_rows] == ["pending"],
+          "the screen shows the tap at once, pending, without reloading anything")
     phone.wait_idle("the sync sent the tap and the server said ok")
+    check([r["status"] for r in phone.list_rows] == ["confirmed"] and phone.list_rows == phone.today_list.rows(),
+          "the screen's row turned 'confirmed' when the server said ok (an update delta)")
     show(phone.store, f"logs/{log_run}", "logs", log_run)
     show(phone.store, "habits/run", "habits", "run")
     note(f"the UI heard on the log: {told(phone.events('logs', log_run))}")

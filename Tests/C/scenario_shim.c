@@ -52,6 +52,15 @@ typedef struct {
     pthread_mutex_t *lock; /* the scenario's sync lock */
 } subscription;
 
+/* A live query and the deltas it received since the last `deltas` (the listener's JSON
+   arrays, joined without their brackets). */
+typedef struct {
+    char name[NAME_LEN];
+    optimist_query *q;
+    strbuf got;
+    pthread_mutex_t *lock; /* the scenario's sync lock */
+} live_query;
+
 /* A reply the scenario queued with `reply`. */
 typedef struct {
     char endpoint[8];   /* "push" or "pull" */
@@ -100,6 +109,8 @@ typedef struct {
     int n_names;
     subscription subs[MAX_SUBS];
     int n_subs;
+    live_query queries[MAX_SUBS];
+    int n_queries;
     strbuf why; /* what went wrong on the failing line */
     sync_host sync;
 } scenario;
@@ -210,6 +221,23 @@ static void on_changes(void *ctx, const optimist_change *changes, size_t n) {
         sb_putc(&sub->got, ']');
     }
     pthread_mutex_unlock(sub->lock);
+}
+
+/* Appends one call's deltas (a JSON array) to the query's buffer, without the brackets. */
+static void on_deltas(void *ctx, const char *json, size_t n) {
+    live_query *lq = ctx;
+    size_t len = strlen(json);
+    if (n == 0 || len < 2) return;
+    pthread_mutex_lock(lq->lock);
+    if (lq->got.len > 0) sb_putc(&lq->got, ',');
+    for (size_t i = 1; i + 1 < len; i++) sb_putc(&lq->got, json[i]);
+    pthread_mutex_unlock(lq->lock);
+}
+
+static live_query *find_query(scenario *sc, const char *name) {
+    for (int i = 0; i < sc->n_queries; i++)
+        if (strcmp(sc->queries[i].name, name) == 0) return &sc->queries[i];
+    return NULL;
 }
 
 /* ---- ops ------------------------------------------------------------------------------ */
@@ -1013,6 +1041,58 @@ static int run_command(scenario *sc, char *head, char **ops, int n_ops, outcome 
         o->has_value = 1;
         return 0;
     }
+    if (strcmp(cmd, "query") == 0) {
+        char *name = next_token(&p);
+        const char *spec = p;
+        if (name == NULL || spec == NULL || *spec == '\0') return bad_line(sc, "query needs Q SPEC");
+        if (sc->n_queries == MAX_SUBS || find_query(sc, name)) return bad_line(sc, "too many or duplicate Q");
+        live_query *lq = &sc->queries[sc->n_queries];
+        optimist_query **qp = &lq->q;
+        snprintf(lq->name, NAME_LEN, "%s", name);
+        lq->lock = &sc->sync.lock;
+        o->rc = CALL("optimist_query_open", &s, &spec, &qp);
+        if (o->rc != OPTIMIST_OK) return 0;
+        optimist_query_listener fn = on_deltas;
+        uint64_t sub = 0, *subp = &sub;
+        o->rc = CALL("optimist_query_subscribe", &lq->q, &fn, &lq, &subp);
+        sc->n_queries++;
+        return 0;
+    }
+    if (strcmp(cmd, "rows") == 0) {
+        char *name = next_token(&p);
+        live_query *lq = name ? find_query(sc, name) : NULL;
+        if (lq == NULL) return bad_line(sc, "unknown Q");
+        size_t zero = 0;
+        char *out = NULL, **outp = &out;
+        o->rc = CALL("optimist_query_rows", &lq->q, &zero, &zero, &outp);
+        if (o->rc == OPTIMIST_OK) {
+            sb_put(&o->value, out);
+            o->has_value = 1;
+        }
+        if (out) shim_call_void("optimist_free", (void *[]){&out});
+        return 0;
+    }
+    if (strcmp(cmd, "deltas") == 0) {
+        char *name = next_token(&p);
+        live_query *lq = name ? find_query(sc, name) : NULL;
+        if (lq == NULL) return bad_line(sc, "unknown Q");
+        o->rc = OPTIMIST_OK;
+        sb_putc(&o->value, '[');
+        pthread_mutex_lock(&sc->sync.lock);
+        sb_put(&o->value, sb_str(&lq->got));
+        sb_clear(&lq->got);
+        pthread_mutex_unlock(&sc->sync.lock);
+        sb_putc(&o->value, ']');
+        o->has_value = 1;
+        return 0;
+    }
+    if (strcmp(cmd, "qclose") == 0) {
+        char *name = next_token(&p);
+        live_query *lq = name ? find_query(sc, name) : NULL;
+        if (lq == NULL) return bad_line(sc, "unknown Q");
+        o->rc = CALL("optimist_query_close", &lq->q);
+        return 0;
+    }
     if (strcmp(cmd, "reopen") == 0) {
         if (sc->path[0] == '\0') return bad_line(sc, "reopen on an in-memory store");
         optimist_store **sp = &sc->store;
@@ -1178,6 +1258,11 @@ static int run_scenario(const char *file) {
     optimist_store *s = sc->store;
     CALL("optimist_close", &s);
     for (int i = 0; i < sc->n_subs; i++) sb_free(&sc->subs[i].got);
+    for (int i = 0; i < sc->n_queries; i++) {
+        /* After the store's close: a closed query's call is a no-op that returns OK. */
+        CALL("optimist_query_close", &sc->queries[i].q);
+        sb_free(&sc->queries[i].got);
+    }
     sb_free(&sc->why);
     sync_free(&sc->sync);
     if (sc->dir[0]) remove_dir(sc->dir);

@@ -36,6 +36,22 @@ struct ScenarioRunner {
     let path: String?
     var ids: [String: MutationID] = [:]
     var subscriptions: [String: (id: UInt64, received: Received)] = [:]
+    /// Live queries by name, with the deltas each received since the last `deltas`.
+    var queries: [String: (query: LiveQuery, received: ReceivedDeltas)] = [:]
+
+    final class ReceivedDeltas: @unchecked Sendable {
+        private let lock = NSLock()
+        private var items: [JSON] = []
+        func add(_ deltas: [QueryDelta]) {
+            lock.lock(); defer { lock.unlock() }
+            items.append(contentsOf: deltas.map(\.json))
+        }
+        func take() -> JSON {
+            lock.lock(); defer { lock.unlock() }
+            defer { items = [] }
+            return .array(items)
+        }
+    }
     let server = ScriptedServer()
 
     init(usesFile: Bool) throws {
@@ -181,6 +197,23 @@ struct ScenarioRunner {
         case "changes":
             guard let sub = subscriptions[w[1]] else { throw Failure(line: 0, text: "", message: "unknown subscription") }
             return JSONWriter.string(sub.received.take())
+        case "query":
+            // The spec is the rest of the line after "query Q ".
+            guard w.count > 2, queries[w[1]] == nil else { throw Failure(line: 0, text: "", message: "query needs a new Q and a SPEC") }
+            let spec = String(head.dropFirst("query ".count + w[1].count + 1))
+            let q = try store.query(json: spec)
+            let received = ReceivedDeltas()
+            _ = try q.subscribe { received.add($0) }
+            queries[w[1]] = (q, received)
+        case "rows":
+            guard let q = queries[w[1]] else { throw Failure(line: 0, text: "", message: "unknown query") }
+            return JSONWriter.string(.array(try q.query.rows().map(\.json)))
+        case "deltas":
+            guard let q = queries[w[1]] else { throw Failure(line: 0, text: "", message: "unknown query") }
+            return JSONWriter.string(q.received.take())
+        case "qclose":
+            guard let q = queries[w[1]] else { throw Failure(line: 0, text: "", message: "unknown query") }
+            q.query.close()
         case "reply": try queueReply(w, head)
         case "sync":
             switch w.count > 1 ? w[1] : "" {

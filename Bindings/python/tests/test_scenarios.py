@@ -141,6 +141,7 @@ class Runner:
         self.store = optimist.Store(path)
         self.ids: Dict[str, int] = {}
         self.subs: Dict[str, optimist.Subscription] = {}
+        self.queries: Dict[str, Tuple[optimist.Query, List[Any]]] = {}
         self.received: Dict[str, List[Any]] = {}
         #: Guards ``received`` (the sync's changes arrive on its thread).
         self.received_lock = threading.Lock()
@@ -366,6 +367,30 @@ class Runner:
                 out = [[c.collection, c.key, c.value, c.pending, c.cause, c.status] for c in box]
                 box.clear()
             return ("value", out)
+        if verb == "query":
+            name = args[0]
+            assert name not in self.queries, f"query {name} opened twice"
+            spec = command.split(" ", 2)[2]
+            q = s.query(spec)
+            box: List[Any] = []
+
+            def collect_deltas(deltas: List[Any], box: List[Any] = box) -> None:
+                with self.received_lock:
+                    box.extend(deltas)
+            q.subscribe(collect_deltas)
+            self.queries[name] = (q, box)
+            return ok
+        if verb == "rows":
+            return ("value", self.queries[args[0]][0].rows())
+        if verb == "deltas":
+            q, box = self.queries[args[0]]
+            with self.received_lock:
+                out = list(box)
+                box.clear()
+            return ("value", out)
+        if verb == "qclose":
+            self.queries[args[0]][0].close()
+            return ok
         if verb == "reply":
             self.queue_reply(command)
             return ok

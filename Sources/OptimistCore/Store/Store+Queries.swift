@@ -60,6 +60,21 @@ extension Store {
         }
     }
 
+    /// Subscribes and reads the rows in one step under both locks: no call falls between
+    /// the rows and the first deltas.
+    func querySubscribeReading(_ id: UInt64, _ listener: @escaping @Sendable ([QueryDelta]) -> Void) throws(OptimistError)
+        -> (rows: [QueryRow], subscription: UInt64) {
+        try arrange { e throws(OptimistError) in
+            defer { e.storage.endCall() }
+            let q = try e.liveQuery(id)
+            let sub = e.nextSubscription
+            e.nextSubscription += 1
+            q.listeners[sub] = listener
+            guard let c = e.collections[q.spec.collection] else { return ([], sub) }
+            return (q.rows(offset: 0, count: 0, read: { e.queryRow(c, $0) }), sub)
+        }
+    }
+
     func queryUnsubscribe(_ id: UInt64, _ sub: UInt64) throws(OptimistError) {
         try arrange { e throws(OptimistError) in
             guard try e.liveQuery(id).listeners.removeValue(forKey: sub) != nil else {
@@ -114,6 +129,18 @@ public final class LiveQuery: Sendable {
     @discardableResult
     public func subscribe(_ listener: @escaping @Sendable ([QueryDelta]) -> Void) throws(OptimistError) -> UInt64 {
         try store.querySubscribe(id, listener)
+    }
+
+    /// The rows and a subscription made in one step: the deltas `listener` gets apply to
+    /// exactly these rows (no change falls between reading them and subscribing).
+    ///
+    /// ```swift
+    /// let (rows, _) = try query.rowsAndSubscribe { deltas in screen.apply(deltas) }
+    /// screen.show(rows)
+    /// ```
+    public func rowsAndSubscribe(_ listener: @escaping @Sendable ([QueryDelta]) -> Void) throws(OptimistError)
+        -> (rows: [QueryRow], subscription: UInt64) {
+        try store.querySubscribeReading(id, listener)
     }
 
     /// - Throws: `.notFound` for a subscription this query does not have.

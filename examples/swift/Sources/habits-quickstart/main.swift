@@ -19,6 +19,9 @@ let logs = store.collection("logs", of: HabitLog.self)
 let doneToday = try logs.countView("done-today", prefix: "2026-11-22/")
 let minutesToday = try logs.sumView("minutes-today", of: \.minutes, prefix: "2026-11-22/")
 let changes = try logs.changes(prefix: "2026-11-22/")   // from now on, decoded
+// The screen's list: this month's completed habits, longest first, kept current (never reloaded).
+let screen = try logs.query().keys(prefix: "2026-11-").filter(\.done, .eq, true)
+    .sorted(by: \.minutes, descending: true).limit(20).live()
 if let serverURL {
     try store.startSync(SyncOptions(url: serverURL))   // a thread of the library pushes and pulls
     print("syncing with", serverURL)
@@ -32,6 +35,7 @@ let log = try logs.get("2026-11-22/run")!
 print("visible:", log.habit, log.minutes, "min, status:", try logs.status("2026-11-22/run"))
 print("stored as:", JSONWriter.string(.object(try store.get("logs", "2026-11-22/run")!)))
 print("done today:", try doneToday.value(), "minutes today:", try minutesToday.value())
+print("screen:", screen.rows.map { "\($0.value.habit) \($0.value.minutes) min (\($0.status))" })
 var seen = 0
 for try await change in changes {   // the put and the update, as a UI would hear of them
     print("change:", change.key, change.value?.minutes ?? 0, change.status, change.cause)
