@@ -49,7 +49,7 @@ public struct TypedQuery<Value: Codable & Sendable>: Sendable {
     /// `lt`, `le`, `gt`, `ge`; see the query docs for how values of different kinds compare).
     public func filter<Field: Encodable>(_ keyPath: KeyPath<Value, Field>, _ op: QueryPredicate.Comparison,
                                          _ value: Field) throws(CollectionError) -> Self {
-        try filter(FieldPath(names: [Key(collection.fieldName(keyPath))]), op, encoded(value))
+        try filter(path(keyPath), op, encoded(value))
     }
 
     /// Only records whose field at `keyPath` equals one of `values`.
@@ -57,7 +57,7 @@ public struct TypedQuery<Value: Codable & Sendable>: Sendable {
         var json = [JSON]()
         for v in values { json.append(try encoded(v)) }
         var q = self
-        q.conditions.append(.isIn(FieldPath(names: [Key(try collection.fieldName(keyPath))]), json))
+        q.conditions.append(.isIn(try path(keyPath), json))
         return q
     }
 
@@ -79,7 +79,7 @@ public struct TypedQuery<Value: Codable & Sendable>: Sendable {
 
     /// Ordered by the field at `keyPath` (then by the next `sorted` call's field, then by key).
     public func sorted<Field: Encodable>(by keyPath: KeyPath<Value, Field>, descending: Bool = false) throws(CollectionError) -> Self {
-        sorted(by: FieldPath(names: [Key(try collection.fieldName(keyPath))]), descending: descending)
+        sorted(by: try path(keyPath), descending: descending)
     }
 
     /// Ordered by the field at `path`.
@@ -123,6 +123,11 @@ public struct TypedQuery<Value: Codable & Sendable>: Sendable {
     /// Opens the query: its rows exist at once and stay current.
     public func live() throws(CollectionError) -> LiveResults<Value> {
         try LiveResults(collection: collection, spec: spec())
+    }
+
+    /// The field `keyPath` reads, as a path (its stored name).
+    private func path<Field: Encodable>(_ keyPath: KeyPath<Value, Field>) throws(CollectionError) -> FieldPath {
+        FieldPath(names: [Key(try collection.fieldName(keyPath))])
     }
 
     private func encoded<Field: Encodable>(_ value: Field) throws(CollectionError) -> JSON {

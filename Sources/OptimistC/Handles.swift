@@ -54,16 +54,19 @@ private func unmanaged<T: AnyObject>(_ handle: OpaquePointer, magic: UInt64, as:
     return Unmanaged<T>.fromOpaque(raw.load(fromByteOffset: 8, as: UnsafeMutableRawPointer.self))
 }
 
-/// Every store handle ever made, by address. Tombstones are meant to live as long as the
-/// process; keeping them listed says so to leak checkers (valgrind reports them as reachable
-/// rather than lost), so a memcheck run of a host stays clean.
-private let storeHandles = Mutex<[UInt]>([])
+/// Every store and query handle ever made, by address. Tombstones are meant to live as long
+/// as the process; keeping them listed says so to leak checkers (valgrind reports them as
+/// reachable rather than lost), so a memcheck run of a host stays clean.
+private let tombstonedHandles = Mutex<[UInt]>([])
 
-func makeStoreHandle(_ store: Store) -> OpaquePointer {
-    let handle = makeHandle(magic: storeMagic, store)
-    storeHandles.withLock { $0.append(UInt(bitPattern: UnsafeMutableRawPointer(handle))) }
+/// A handle that is never freed (its header stays as a tombstone), listed as such.
+private func makeTombstonedHandle(magic: UInt64, _ object: AnyObject) -> OpaquePointer {
+    let handle = makeHandle(magic: magic, object)
+    tombstonedHandles.withLock { $0.append(UInt(bitPattern: UnsafeMutableRawPointer(handle))) }
     return handle
 }
+
+func makeStoreHandle(_ store: Store) -> OpaquePointer { makeTombstonedHandle(magic: storeMagic, store) }
 
 /// The store behind a handle, open or closed. NULL or not a store handle: `.misuse`.
 func anyStore(_ handle: OpaquePointer?) throws(OptimistError) -> Store {
@@ -117,14 +120,7 @@ func freeBatchHandle(_ handle: OpaquePointer) {
 // so a call with it after `optimist_query_close` reads "closed" and returns MISUSE, as the
 // header promises, instead of touching freed memory.
 
-/// Every query handle ever made, by address (as `storeHandles`, for leak checkers).
-private let queryHandles = Mutex<[UInt]>([])
-
-func makeQueryHandle(_ query: LiveQuery) -> OpaquePointer {
-    let handle = makeHandle(magic: queryMagic, query)
-    queryHandles.withLock { $0.append(UInt(bitPattern: UnsafeMutableRawPointer(handle))) }
-    return handle
-}
+func makeQueryHandle(_ query: LiveQuery) -> OpaquePointer { makeTombstonedHandle(magic: queryMagic, query) }
 
 /// The live query behind a handle. NULL, not a query handle, or a closed one: `.misuse`.
 func liveQuery(_ handle: OpaquePointer?) throws(OptimistError) -> LiveQuery {

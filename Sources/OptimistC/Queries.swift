@@ -45,13 +45,12 @@ public func optimist_query_rows(_ q: OpaquePointer?, _ offset: Int, _ limit: Int
     }
 }
 
-/// `bytes` as a `malloc`'d NUL-terminated string, for the caller to free with optimist_free.
+/// `bytes` as a `malloc`'d NUL-terminated string (a ``MallocBytes`` buffer, as the other JSON
+/// the ABI hands out), for the caller to free with optimist_free.
 private func mallocString(_ bytes: [UInt8]) throws(OptimistError) -> UnsafeMutablePointer<CChar> {
-    guard let p = malloc(bytes.count + 1)?.assumingMemoryBound(to: CChar.self) else { throw .internal("out of memory") }
-    bytes.withUnsafeBufferPointer { b in
-        if let base = b.baseAddress { memcpy(p, base, b.count) }
-    }
-    p[bytes.count] = 0
+    var out = MallocBytes(capacity: bytes.count)
+    bytes.withUnsafeBytes { out.append(bytes: $0) }
+    guard let p = out.takeCString() else { throw .internal("out of memory") }
     return p
 }
 

@@ -5,6 +5,7 @@
  * keeps a count of the deltas it receives. Afterwards the query's rows must be exactly the
  * committed records that match it. The sanitizer build runs this under ThreadSanitizer.
  */
+#include "expect.h"
 #include "fixtures.h"
 
 #include <pthread.h>
@@ -15,17 +16,7 @@ enum { WRITERS = 2, ROUNDS = 400 };
 
 static optimist_store *store;
 static atomic_int writers_left = WRITERS;
-static atomic_int errors;
 static atomic_long delivered;
-
-#define EXPECT(cond)                                                                     \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: %s failed (%s)\n", __FILE__, __LINE__, #cond,        \
-                    check_last_error());                                                 \
-            atomic_fetch_add(&errors, 1);                                                \
-        }                                                                                \
-    } while (0)
 
 static const char *SPEC = "{\"collection\": \"logs\", \"where\": {\"field\": \"w\", \"ge\": 0}, "
                           "\"order\": [{\"field\": \"i\", \"desc\": true}], \"limit\": 10}";

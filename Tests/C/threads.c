@@ -5,6 +5,7 @@
  * must be distinct, and committing what is left must empty the pending list.
  * The sanitizer build runs this under ThreadSanitizer.
  */
+#include "expect.h"
 #include "fixtures.h"
 
 #include <pthread.h>
@@ -16,17 +17,7 @@ enum { WRITERS = 4, ROUNDS = 300 };
 static optimist_store *store;
 static uint64_t ids[WRITERS][ROUNDS];
 static atomic_int writers_left = WRITERS;
-static atomic_int errors;
 static atomic_long notified;
-
-#define EXPECT(cond)                                                                     \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: %s failed (%s)\n", __FILE__, __LINE__, #cond,        \
-                    check_last_error());                                                 \
-            atomic_fetch_add(&errors, 1);                                                \
-        }                                                                                \
-    } while (0)
 
 /* Round i of writer w: commit when i % 3 == 0, roll back when 1, leave pending when 2. */
 static void *writer(void *arg) {

@@ -11,7 +11,8 @@ extension Engine {
         var prefix: Key = ""
         if case .prefix(let p)? = spec.range { prefix = p }
         var records = [(key: Key, value: Record, status: RecordStatus)]()
-        for (key, value) in try scan(spec.collection, prefix: prefix, limit: 0) where spec.range?.contains(key) ?? true {
+        // The range's other bounds (from, to) and the predicate are the spec's to check (`load`).
+        for (key, value) in try scan(spec.collection, prefix: prefix, limit: 0) {
             records.append((key, value, recordStatus(c, key)))
         }
         let id = nextQuery
@@ -47,7 +48,6 @@ extension Engine {
     /// Hands one changed record to the queries of its collection.
     func follow(_ c: CollectionState, _ key: Key, value: Record?, status: RecordStatus) {
         for q in c.queries {
-            if q.spec.range?.contains(key) == false { continue }
             q.apply(key: key, value: value, status: status, changedInPlace: true, read: { self.queryRow(c, $0) })
             if !q.touched {
                 q.touched = true

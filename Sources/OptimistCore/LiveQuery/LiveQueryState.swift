@@ -98,8 +98,9 @@ final class LiveQueryState {
     /// How many records the query follows (for tests and memory figures).
     var followed: Int { isGrouped ? groupOf.count : members.count }
 
-    /// The first evaluation: `records` are the visible records of the query's range, each
-    /// once, with their status.
+    /// The first evaluation: `records` are the visible records the query could hold (its
+    /// collection, or the keys of its prefix), each once, with their status; the spec keeps
+    /// those in its range and passing its predicate.
     func load(_ records: [(key: Key, value: Record, status: RecordStatus)]) {
         if let group = spec.group {
             for r in records where spec.matches(key: r.key, record: r.value, status: r.status) {
@@ -136,8 +137,9 @@ final class LiveQueryState {
         let old = members[key]
         guard old != nil || matches else { return }
         let row = { QueryRow.record(key: key, value: value ?? [:], status: status) }
-        if let old, matches, let value {
-            let values = spec.sortValues(value, key: key)
+        // The record's sort values now, computed once (nil when it leaves the result).
+        let values = matches ? value.map { spec.sortValues($0, key: key) } : nil
+        if let old, let values {
             if spec.compareRows((old, key), (values, key)) == 0 {
                 // Its place is unchanged (a status change, a field the order does not read):
                 // found, not removed and inserted again.
@@ -149,10 +151,9 @@ final class LiveQueryState {
         }
         var p: Int?, q: Int?
         if let old { p = rows.remove(RowEntry(values: old, key: key)) }
-        if matches, let value {
-            let e = RowEntry(values: spec.sortValues(value, key: key), key: key)
-            members[key] = e.values
-            q = rows.insert(e)
+        if let values {
+            members[key] = values
+            q = rows.insert(RowEntry(values: values, key: key))
         } else {
             members.removeValue(forKey: key)
         }

@@ -85,15 +85,7 @@ extension QueryRow {
 
     /// The rows as one JSON array, UTF-8 bytes.
     package static func jsonBytes(_ rows: [QueryRow]) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(64 * rows.count + 2)
-        out.append(UInt8(ascii: "["))
-        for (i, row) in rows.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            row.write(into: &out)
-        }
-        out.append(UInt8(ascii: "]"))
-        return out
+        jsonArray(rows, bytesEach: 64) { $0.write(into: &$1) }
     }
 }
 
@@ -120,14 +112,20 @@ extension QueryDelta {
 
     /// The deltas as one JSON array, UTF-8 bytes.
     package static func jsonBytes(_ deltas: [QueryDelta]) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(96 * deltas.count + 2)
-        out.append(UInt8(ascii: "["))
-        for (i, d) in deltas.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            d.write(into: &out)
-        }
-        out.append(UInt8(ascii: "]"))
-        return out
+        jsonArray(deltas, bytesEach: 96) { $0.write(into: &$1) }
     }
+}
+
+/// A JSON array of `items`, each written by `write`, as UTF-8 bytes (`bytesEach`: a guess of
+/// an item's size, to reserve the buffer once).
+private func jsonArray<T>(_ items: [T], bytesEach: Int, _ write: (T, inout [UInt8]) -> Void) -> [UInt8] {
+    var out = [UInt8]()
+    out.reserveCapacity(bytesEach * items.count + 2)
+    out.append(UInt8(ascii: "["))
+    for (i, item) in items.enumerated() {
+        if i > 0 { out.append(UInt8(ascii: ",")) }
+        write(item, &out)
+    }
+    out.append(UInt8(ascii: "]"))
+    return out
 }

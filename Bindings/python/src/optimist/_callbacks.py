@@ -90,12 +90,18 @@ def _deliver(ctx: Optional[int], changes: Any, n: int) -> None:
             )))
         callback(batch)
     except BaseException as e:  # noqa: BLE001 - every exception is handed on, none dropped
-        frame = getattr(_tls, "errors", None)
-        if frame is None:
-            _log.error("exception in an optimist subscription callback (outside a store call, "
-                       "e.g. on the sync thread)", exc_info=e)
-        else:
-            frame.append(e)
+        _hand_on(e, "subscription")
+
+
+def _hand_on(e: BaseException, what: str) -> None:
+    """Hands a callback's exception to the innermost frame of this thread, to be re-raised
+    from the store call; with no frame (the sync's thread), logs it."""
+    frame = getattr(_tls, "errors", None)
+    if frame is None:
+        _log.error("exception in an optimist %s callback (outside a store call, e.g. on the sync thread)",
+                   what, exc_info=e)
+    else:
+        frame.append(e)
 
 
 #: The one C listener every subscription uses (kept alive by this module).
@@ -110,12 +116,7 @@ def _deliver_query(ctx: Optional[int], deltas_json: Optional[bytes], n: int) -> 
             return
         callback(_loads(deltas_json))
     except BaseException as e:  # noqa: BLE001 - every exception is handed on, none dropped
-        frame = getattr(_tls, "errors", None)
-        if frame is None:
-            _log.error("exception in an optimist query callback (outside a store call, "
-                       "e.g. on the sync thread)", exc_info=e)
-        else:
-            frame.append(e)
+        _hand_on(e, "query")
 
 
 #: The one C listener every live query's subscription uses (kept alive by this module).

@@ -17,8 +17,9 @@ from ctypes import byref, c_size_t, c_uint64, c_void_p
 from typing import Any, Callable, Dict, List, Mapping, Union
 
 from . import _ffi
-from ._callbacks import QUERY_TRAMPOLINE, register, registered, unregister
+from ._callbacks import QUERY_TRAMPOLINE, register, unregister
 from ._error import InvalidError
+from ._subscriptions import Subscription
 from ._json import take_json
 from ._util import check, raise_for, u64
 
@@ -51,38 +52,9 @@ def apply_deltas(rows: List[Dict[str, Any]], deltas: List[Dict[str, Any]]) -> No
             raise ValueError(f"unknown delta op {op!r}")
 
 
-class QuerySubscription:
-    """A subscription to a live query, returned by :meth:`Query.subscribe`.
-
-    ``close()`` ends it (safe to call twice, and after the query or the store closed); no
-    delivery that starts after it returns calls the callback. Also a context manager.
-    """
-
-    __slots__ = ("_query", "id", "_token")
-
-    def __init__(self, query: "Query", sub_id: int, token: int) -> None:
-        self._query = query
-        #: The library's subscription id.
-        self.id: int = sub_id
-        self._token = token
-
-    @property
-    def active(self) -> bool:
-        """Whether the subscription still delivers."""
-        return registered(self._token)
-
-    def close(self) -> None:
-        """Unsubscribes. Idempotent; never raises for an ended subscription or a closed query."""
-        if not registered(self._token):
-            return
-        unregister(self._token)
-        self._query._forget(self)
-
-    def __enter__(self) -> "QuerySubscription":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+#: What :meth:`Query.subscribe` returns: the store's own :class:`Subscription` (``close()``,
+#: ``active``, a context manager), whose owner is the query.
+QuerySubscription = Subscription
 
 
 class Query:
@@ -101,7 +73,7 @@ class Query:
 
     def __init__(self, store: Any, spec: Union[str, Mapping[str, Any]]) -> None:
         self._closed = True  # until it opens (a finalizer of a failed open has nothing to close)
-        self._subs: Dict[int, QuerySubscription] = {}
+        self._subs: Dict[int, Subscription] = {}
         if isinstance(spec, str):
             text = spec
         elif isinstance(spec, Mapping):
@@ -135,7 +107,7 @@ class Query:
         check(_count(self._h, byref(out)))
         return out.value
 
-    def subscribe(self, callback: QueryCallback) -> QuerySubscription:
+    def subscribe(self, callback: QueryCallback) -> Subscription:
         """Calls ``callback(deltas)`` once per store call that changed the rows, with the list
         of deltas (``{"op": "insert"|"delete"|"update", "index": i, "row": ...}``, ``row``
         absent for a delete) which, applied in order (:func:`apply_deltas`), turn the rows
@@ -152,17 +124,19 @@ class Query:
         if rc:
             unregister(token)
             raise_for(rc)
-        sub = QuerySubscription(self, out.value, token)
+        sub = Subscription(self, out.value, token)
         self._subs[out.value] = sub
         self._store._query_listeners += 1
         return sub
 
-    def _forget(self, sub: QuerySubscription) -> None:
+    def _forget_subscription(self, sub: Subscription, quiet: bool) -> None:
+        """Ends ``sub`` in the library, for :meth:`Subscription.close` (always quietly: the
+        query may have ended with its store)."""
         if self._subs.pop(sub.id, None) is None:
             return
         self._store._query_listeners -= 1
         if not self._closed:
-            _unsubscribe(self._h, sub.id)  # quiet: the query may have ended with its store
+            _unsubscribe(self._h, sub.id)
 
     def close(self) -> None:
         """Closes the query and ends its subscriptions. Safe to call twice."""

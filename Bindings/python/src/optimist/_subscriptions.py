@@ -19,14 +19,15 @@ __all__ = ["TRAMPOLINE", "Subscription", "SubscriptionOwner", "call_changing", "
 
 
 class SubscriptionOwner(Protocol):
-    """What a :class:`Subscription` needs of its store (:class:`optimist.Store` is one)."""
+    """What a :class:`Subscription` needs of its owner (:class:`optimist.Store` and
+    :class:`optimist.Query` are ones)."""
 
     def _forget_subscription(self, sub: Subscription, quiet: bool) -> None:
         """Ends ``sub`` in the library (for :meth:`Subscription.close`)."""
 
 
 class Subscription:
-    """A live subscription, returned by :meth:`Store.subscribe`.
+    """A live subscription, returned by :meth:`Store.subscribe` and :meth:`Query.subscribe`.
 
     ``close()`` ends it (safe to call twice, and after the store is closed); no delivery
     that starts after it returns calls the callback. Also a context manager.
