@@ -21,6 +21,7 @@
  *   cc -O2 -IInclude -IBenchmarks/C Benchmarks/C/screen.c Benchmarks/C/common.c \
  *      -Lbuild -loptimist -lsqlite3 -Wl,-rpath,$PWD/build -o /tmp/screen
  *   /tmp/screen [TAPS]      (default 2,000 taps per measurement)
+ *   /tmp/screen taps N TAPS QUERIES      (the tap alone, for callgrind: see taps_only)
  * Prints one JSON line per measurement (common.h's emit). */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
@@ -284,7 +285,20 @@ static summary tap_with_queries(optimist_store *s, int queries, int taps, int n)
     return sm;
 }
 
+/* `screen taps N TAPS QUERIES`: only mutate + commit with QUERIES live queries open on N logs,
+ * for callgrind (the instruction counts in BENCHMARKS.md):
+ *   valgrind --tool=callgrind --toggle-collect=optimist_put_fields --toggle-collect=optimist_commit \
+ *       /tmp/screen taps 10000 500 10        (and 0 queries, for the difference) */
+static int taps_only(int n, int taps, int queries) {
+    optimist_store *s = store_with_logs(n);
+    summary sm = tap_with_queries(s, queries, taps, n);
+    printf("mutate+commit, %d live queries, n %d: median %.3f us\n", queries, n, sm.median);
+    optimist_close(s);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 5 && strcmp(argv[1], "taps") == 0) return taps_only(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
     int taps = argc > 1 ? atoi(argv[1]) : 2000;
     if (taps < 10) taps = 10;
     int sizes[] = {1000, 10000, 100000};
