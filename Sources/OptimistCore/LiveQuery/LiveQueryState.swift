@@ -57,7 +57,11 @@ final class LiveQueryState {
     /// Listed in the engine's queries touched by the call in progress.
     var touched = false
 
+    /// Each matching record's sort values, to find its row again when it changes. A query in
+    /// key order keeps none: a row's place follows from its key alone (a search in ``rows``),
+    /// which spares the table's entry for every record it follows.
     private var members: [Key: [JSON?]] = [:]
+    private let keyOrdered: Bool
     private var rows: OrderedRows<RowEntry>
 
     private struct Membership {
@@ -85,6 +89,7 @@ final class LiveQueryState {
         self.id = id
         self.spec = spec
         limit = spec.limit ?? Int.max
+        keyOrdered = spec.order.isEmpty && spec.group == nil
         let descending = spec.order.map(\.descending)
         rows = OrderedRows { a, b in RowEntry.compare(a, b, descending: descending) }
         groupRows = OrderedRows { a, b in QuerySpec.compareGroups(a, b) }
@@ -96,7 +101,7 @@ final class LiveQueryState {
     var count: Int { min(isGrouped ? groupRows.count : rows.count, limit) }
 
     /// How many records the query follows (for tests and memory figures).
-    var followed: Int { isGrouped ? groupOf.count : members.count }
+    var followed: Int { isGrouped ? groupOf.count : rows.count }
 
     /// The first evaluation: `records` are the visible records the query could hold (its
     /// collection, or the keys of its prefix), each once, with their status; the spec keeps
@@ -115,7 +120,7 @@ final class LiveQueryState {
             entries.reserveCapacity(records.count)
             for r in records where spec.matches(key: r.key, record: r.value, status: r.status) {
                 let e = RowEntry(values: spec.sortValues(r.value, key: r.key), key: r.key)
-                members[r.key] = e.values
+                if !keyOrdered { members[r.key] = e.values }
                 entries.append(e)
             }
             let descending = spec.order.map(\.descending)
@@ -134,9 +139,20 @@ final class LiveQueryState {
             applyGrouped(key: key, value: matches ? value : nil)
             return
         }
-        let old = members[key]
-        guard old != nil || matches else { return }
         let row = { QueryRow.record(key: key, value: value ?? [:], status: status) }
+        let old: [JSON?]?
+        if keyOrdered {
+            let at = rows.index(of: RowEntry(values: [], key: key))
+            if let at, matches {
+                // In key order a row that stays never moves: one search finds it.
+                if at < limit, changedInPlace { steps.append(.update(at, row())) }
+                return
+            }
+            old = at == nil ? nil : []
+        } else {
+            old = members[key]
+        }
+        guard old != nil || matches else { return }
         // The record's sort values now, computed once (nil when it leaves the result).
         let values = matches ? value.map { spec.sortValues($0, key: key) } : nil
         if let old, let values {
@@ -152,10 +168,10 @@ final class LiveQueryState {
         var p: Int?, q: Int?
         if let old { p = rows.remove(RowEntry(values: old, key: key)) }
         if let values {
-            members[key] = values
+            if !keyOrdered { members[key] = values }
             q = rows.insert(RowEntry(values: values, key: key))
         } else {
-            members.removeValue(forKey: key)
+            if !keyOrdered { members.removeValue(forKey: key) }
         }
         let entering = { (i: Int) in Step.insert(i, read(self.rows[i].key)) }
         switch (p, q) {
