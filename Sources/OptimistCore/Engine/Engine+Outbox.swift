@@ -1,27 +1,8 @@
 import OptimistModel
 extension Engine {
-    func removeDue(_ r: MutationRecord) {
-        let e = DueEntry(r)
-        let i = lowerBound(e)
-        if i < due.count && due[i] == e { due.remove(at: i) }
-    }
+    func removeDue(_ r: MutationRecord) { due.remove(DueEntry(r)) }
 
-    func insertDue(_ r: MutationRecord) {
-        let e = DueEntry(r)
-        let i = lowerBound(e)
-        if i == due.count || due[i] != e { due.insert(e, at: i) }
-    }
-
-    private func lowerBound(_ e: DueEntry) -> Int {
-        // New mutations are appended, so the common case is at the end.
-        if let last = due.last, last < e { return due.count }
-        var lo = 0, hi = due.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if due[mid] < e { lo = mid + 1 } else { hi = mid }
-        }
-        return lo
-    }
+    func insertDue(_ r: MutationRecord) { due.insert(DueEntry(r)) }
 
     /// The oldest due pending mutation, now inflight.
     func outboxNext(now: Int64) -> MutationRecord? {

@@ -111,7 +111,7 @@ extension Engine {
         }
         for l in s.loaded { freshness[l.collection, default: Freshness()].mark(l.range) }
         // Retried mutations sit after the others; the loader's id order is not send order.
-        if due.count > 1 && !zip(due, due.dropFirst()).allSatisfy({ $0.0 < $0.1 }) { due.sort() }
+        due.sortIfNeeded()
         syncCursor = s.syncCursor
         pullRound = s.pullRound
         // The last id handed out may be the largest itself, which leaves the next id one past

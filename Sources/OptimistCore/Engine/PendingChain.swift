@@ -9,6 +9,10 @@ struct PendingChain: Sequence {
     private var rest: [MutationID] = []
 
     var isEmpty: Bool { first == 0 }
+    var count: Int { first == 0 ? 0 : 1 + rest.count }
+
+    /// The id at `position` (0: the oldest).
+    subscript(position: Int) -> MutationID { position == 0 ? first : rest[position - 1] }
 
     mutating func append(_ id: MutationID) {
         if first == 0 { first = id } else { rest.append(id) }
