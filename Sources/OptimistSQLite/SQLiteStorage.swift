@@ -40,6 +40,14 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         return sealed
     }
 
+    /// See ``ConfirmedStorage/holdAppendForMoves()``: the append that ``setRecord(_:_:_:)``
+    /// gives its records while set.
+    private var movesAppend: UInt64?
+
+    func holdAppendForMoves() { movesAppend = currentAppend &- 1 }
+
+    func releaseAppendForMoves() { movesAppend = nil }
+
     /// Per collection, the lowest and highest key it has in the file or in ``unwritten`` (or
     /// ever had: a delete does not narrow them), once asked for. A key outside them has no
     /// row, so reading it costs no SQLite statement: a new record's first put (the common
@@ -375,7 +383,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         let a = RecordAddress(collection: collection, key: key)
         // The store appends this change's journal entries after it, as the append numbered
         // next (``sealAppend()``).
-        let append = currentAppend
+        let append = movesAppend ?? currentAppend
         unwritten[a] = Unwritten(value: value, append: append)
         if value != nil {
             if bounds[collection] != nil {

@@ -12,6 +12,14 @@ import OptimistTestSupport
         #expect(problems.isEmpty, "\(problems)")
     }
 
+    /// The same with a thread tapping beside the staged batches: the taps run between a
+    /// batch's steps, and readers and listeners still see whole batches and whole taps.
+    @Test func readersSeeOnlyWholeChangesBesideTaps() throws {
+        let s = Store()
+        let problems = try ConsistencyRun.run(s, tapping: true)
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
     /// The same with every server change made under the state lock whole (nothing staged):
     /// the check holds either way; staging only shortens the wait.
     @Test func readersSeeOnlyWholeChangesUnstaged() throws {

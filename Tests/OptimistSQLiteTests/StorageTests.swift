@@ -70,6 +70,25 @@ import OptimistThreads
         #expect(problems.isEmpty, "\(problems)")
     }
 
+    /// The same with a thread tapping beside the staged batches; and the file, reopened, holds
+    /// what the store showed at its close (the batches' records and the taps made between
+    /// their steps, in order).
+    @Test func readersSeeOnlyWholeChangesBesideTapsOnAFile() throws {
+        let dir = TempDir()
+        let path = dir.file("taps.optimist")
+        let s = try Store.open(path: path, cacheBytes: 64 << 10)
+        let problems = try ConsistencyRun.run(s, tapping: true)
+        #expect(problems.isEmpty, "\(problems)")
+        let shown = (try s.scan("p"), try s.scan("t"), try s.pendingCount())
+        try s.close()
+        let r = try Store.open(path: path)
+        defer { try? r.close() }
+        #expect(try r.scan("p").map { $0.key } == shown.0.map { $0.key })
+        #expect(try r.scan("p").map { $0.value } == shown.0.map { $0.value })
+        #expect(try r.scan("t").map { $0.value } == shown.1.map { $0.value })
+        #expect(try r.pendingCount() == shown.2)
+    }
+
     /// Opening reads no record: a store of many records opens with an empty cache, and a
     /// record comes from the file when first read.
     @Test func openReadsNoRecordAndReadsOnDemand() throws {

@@ -7,6 +7,12 @@ import OptimistModel
 /// of a collection to its round number, and deletes a third of them in even rounds; a
 /// mutation writes two records together), and a torn read breaks one of them.
 ///
+/// With `tapping`, a third kind of writer runs beside: a thread that taps (mutates) all the
+/// time, each tap patching a record of the batches' collection and writing a pair of
+/// records together. Taps run between a staged batch's steps (see `Store`'s locking), so
+/// they reach the batch's records before, during and after its publish; every read and
+/// every listener must still see whole batches and whole taps.
+///
 /// Returns the problems seen (empty when none).
 package enum ConsistencyRun {
     package static let keys = 3000
@@ -17,7 +23,7 @@ package enum ConsistencyRun {
 
     static func key(_ i: Int) -> Key { Key("k" + String(10_000 + i)) }
 
-    package static func run(_ s: Store, readers: Int = 2) throws -> [String] {
+    package static func run(_ s: Store, readers: Int = 2, tapping: Bool = false) throws -> [String] {
         let problems = Problems()
         try s.defineView("count", collection: "p", kind: .count)
         try s.defineView("sum", collection: "p", kind: .sum(field: "v"))
@@ -42,6 +48,7 @@ package enum ConsistencyRun {
         for t in 0..<readers {
             threads.append(Thread { read(s, seed: UInt64(t), until: done, problems) })
         }
+        if tapping { threads.append(Thread { tap(s, until: done, problems) }) }
         let writer = Thread {
             defer { done.set() }
             do {
@@ -108,6 +115,10 @@ package enum ConsistencyRun {
                 case 3:
                     let pair = try s.scan("q")
                     if pair.count == 2, pair[0].value != pair[1].value { problems.add("pair torn: \(pair)") }
+                    let tapped = try s.scan("t")
+                    if tapped.count == 1 || (tapped.count == 2 && tapped[0].value != tapped[1].value) {
+                        problems.add("tap torn: \(tapped)")
+                    }
                 default:
                     // From round 2 on, key 0 always carries a pending edit (or the committed
                     // one under the next): a get that misses it read the confirmed record
@@ -122,6 +133,30 @@ package enum ConsistencyRun {
                 return
             }
             if problems.count > 20 { return }
+        }
+    }
+
+    /// The tapping thread's loop (see ``run(_:readers:tapping:)``): from the first batch on,
+    /// each tap patches a record no batch deletes (a field no view counts) and puts the pair
+    /// `t/a`, `t/b` with the same value, in one mutation; the taps are then committed or
+    /// rolled back in turn (those wait for a staged batch; the taps do not).
+    static func tap(_ s: Store, until done: Flag, _ problems: Problems) {
+        var n = 0
+        do {
+            while try s.get("p", key(1)) == nil {
+                if done.isSet { return }
+                usleep(100)
+            }
+            while !done.isSet {
+                n += 1
+                let i = 1 + 3 * (n % (keys / 3 - 1))  // i % 3 == 1: never deleted, never key 0
+                let v: Record = ["n": .number(Double(n))]
+                let id = try s.mutate([.patch(collection: "p", key: key(i), value: ["t": .number(Double(n))]),
+                                       .put(collection: "t", key: "a", value: v), .put(collection: "t", key: "b", value: v)])
+                if n % 16 == 0 { try s.commit(id) } else if n % 16 == 8 { try s.rollback(id) }
+            }
+        } catch {
+            problems.add("tapper: \(error)")
         }
     }
 

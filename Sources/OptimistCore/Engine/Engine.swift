@@ -188,8 +188,12 @@ final class Engine {
     // Change tracking for the call in progress: each touched record's value and status before
     // the call, the cause of its first change and whether it is reported even when unchanged
     // (a mutation's status changed under it), in first-touch order.
-    private var before: [RecordAddress: Before] = [:]
-    private var touchOrder: [RecordAddress] = []
+    var before: [RecordAddress: Before] = [:]
+    var touchOrder: [RecordAddress] = []
+
+    /// While a staged batch is between its plan and its publish: the records the taps made
+    /// meanwhile touched, for its publish to settle again (see `Engine+Staging.swift`).
+    var stagingTouched: [RecordAddress]?
 
     struct Before {
         var value: Record?
@@ -447,11 +451,19 @@ final class Engine {
     /// With `skipFailing`, ops that cannot apply are skipped (the re-application rule).
     func evaluate(_ ops: [Op], on base: (CollectionState, Key) throws(OptimistError) -> Record?, skipFailing: Bool)
         throws(OptimistError) -> [(CollectionState, Key, Record?)] {
+        try Self.evaluate(ops, in: { collection($0) }, on: base, skipFailing: skipFailing)
+    }
+
+    /// ``evaluate(_:on:skipFailing:)`` with the collections looked up by `lookup`: a staged
+    /// batch evaluates outside the engine's locks, in the collections it made at its plan.
+    static func evaluate(_ ops: [Op], in lookup: (Key) -> CollectionState,
+                         on base: (CollectionState, Key) throws(OptimistError) -> Record?, skipFailing: Bool)
+        throws(OptimistError) -> [(CollectionState, Key, Record?)] {
         var out = [(CollectionState, Key, Record?)]()
         out.reserveCapacity(ops.count)
         var slot = [RecordAddress: Int]()
         for op in ops {
-            let c = collection(op.collection)
+            let c = lookup(op.collection)
             let a = RecordAddress(collection: op.collection, key: op.key)
             let index: Int? = ops.count == 1 ? nil : slot[a]
             let current: Record?

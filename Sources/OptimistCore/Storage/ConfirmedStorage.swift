@@ -39,6 +39,15 @@ package protocol ConfirmedStorage: AnyObject {
     /// durable without reading the sink's own counts.
     func sealAppend() -> UInt64
 
+    /// A staged batch handed its journal to the sink at its publish, as the append just
+    /// sealed, and now moves its records in: until ``releaseAppendForMoves()``, the records
+    /// set belong to that append (nothing else sets one meanwhile: see ``Store``'s locking),
+    /// not to the next, which may be long in coming.
+    func holdAppendForMoves()
+
+    /// The staged batch's records are all in: records set belong to the next append again.
+    func releaseAppendForMoves()
+
     /// Confirmed records of `collection` whose key starts with `prefix` and sorts after
     /// `after` (nil: from the start), in byte order, at most `limit` (> 0).
     func scan(_ collection: Key, prefix: Key, after: Key?, limit: Int) throws(OptimistError) -> [(key: Key, value: Record)]
@@ -169,6 +178,10 @@ extension ConfirmedStorage {
     }
 
     package var upkeepDue: Bool { false }
+
+    package func holdAppendForMoves() {}
+
+    package func releaseAppendForMoves() {}
 
     package func prepareMoves(_ records: [RecordMove]) -> (any StagedMoves)? { nil }
 

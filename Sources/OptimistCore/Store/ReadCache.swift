@@ -25,8 +25,8 @@ import Synchronization
 ///
 /// A published staged batch's layer answers a miss too (``answer(from:)``), for the batch's
 /// records that no mutation overlays, until the layer goes: right for the same reason as
-/// the set-aside entries (no visible value changes while the batch's writer holds the
-/// writers' lock), and what keeps a reader of the batch's records from waiting for the
+/// the set-aside entries (only taps change a visible value while the batch's writer holds the
+/// confirmed writers' lock, and a record a tap changed is answered no more), and what keeps a reader of the batch's records from waiting for the
 /// steps that move them into the storage.
 ///
 /// ## Bounded
@@ -48,7 +48,16 @@ final class ReadCache: @unchecked Sendable {
         /// From a staged batch's publish until its layer goes (see ``answer(from:)``): the
         /// visible values of the batch's records that no mutation overlays.
         var answering: ((RecordAddress) -> Record??)?
+        /// While ``aside`` or ``answering`` is set: the records whose visible value changed
+        /// since (a tap made between a staged batch's steps). Neither answers for them, and
+        /// the refill does not put them back: a reader reads them under the state lock.
+        var overtaken: Set<RecordAddress> = []
         init(budget: Int) { cache = RecordCache(budget: budget) }
+
+        /// Ends the staged batch's answers when neither is left.
+        func settleIfDone() {
+            if aside == nil && answering == nil && !overtaken.isEmpty { overtaken = [] }
+        }
     }
 
     static let shardBits = 6
@@ -99,6 +108,7 @@ final class ReadCache: @unchecked Sendable {
     /// the batch's layer (``answer(from:)``). Under the shard's lock; apart, so that an
     /// ordinary lookup stays small.
     @inline(never) private func lookupBeside(_ a: RecordAddress, _ s: Shard) -> Record?? {
+        if !s.overtaken.isEmpty && s.overtaken.contains(a) { return nil }
         if let aside = s.aside, let old = aside.entries.peek(a) { return aside.changed(a) ?? old }
         return s.answering?(a)
     }
@@ -130,11 +140,9 @@ final class ReadCache: @unchecked Sendable {
         withShard(collection, key) { s in
             s.lock.lock()
             defer { s.lock.unlock() }
-            // A staged batch's refill holds the writers' lock from its publish to its end: no
-            // visible value changes while a shard keeps entries set aside.
-            assert(s.aside == nil, "a visible value changed while a staged batch's refill ran")
-            assert(s.answering == nil, "a visible value changed while a staged batch's layer answered")
             s.epoch.wrappingAdd(1, ordering: .relaxed)
+            // A tap between a staged batch's steps: the batch's answers no longer hold for it.
+            if s.aside != nil || s.answering != nil { s.overtaken.insert(RecordAddress(collection: collection, key: key)) }
             // The address is built only for a shard with entries to look through.
             if s.cache.count > 0 { s.cache.remove(RecordAddress(collection: collection, key: key)) }
         }
@@ -152,6 +160,8 @@ final class ReadCache: @unchecked Sendable {
             old.append(s.cache)
             s.cache = RecordCache(budget: shardBudget)
             s.answering = nil
+            s.aside = nil
+            s.overtaken = []
             s.lock.unlock()
         }
         return old
@@ -181,11 +191,12 @@ final class ReadCache: @unchecked Sendable {
     /// the batch has and no mutation overlays (a delete as known absent), which is its value
     /// in the batch's layer. In the publish's hold, under the state lock, in O(shards).
     ///
-    /// Right for as long as the layer is published: the staged batch holds the writers' lock
-    /// from before its publish until after its layer goes, so no visible value changes
-    /// meanwhile (its moves into the storage change where a record is kept, not its value),
-    /// and the keys that a mutation overlays (whose visible value is not the layer's) were
-    /// known before the publish and are left out by `visible`. Without it, a get of any batch
+    /// Right for as long as the layer is published: the staged batch holds the confirmed
+    /// writers' lock from before its publish until after its layer goes, so only taps change
+    /// a visible value meanwhile (its moves into the storage change where a record is kept,
+    /// not its value), and a record a tap changes is left out from then on (``Shard/overtaken``);
+    /// the keys that a mutation overlaid at the publish (whose visible value is not the
+    /// layer's) are left out by `visible`. Without it, a get of any batch
     /// record the cache did not hold read it under the state lock, and waited for each step
     /// that moves the batch into the storage (a 100k-record batch takes ~400 of them).
     func answer(from visible: @escaping (RecordAddress) -> Record??) {
@@ -203,6 +214,7 @@ final class ReadCache: @unchecked Sendable {
             s.lock.lock()
             let old = s.answering
             s.answering = nil
+            s.settleIfDone()
             s.lock.unlock()
             withExtendedLifetime(old) {}  // released outside the shard's lock
         }
@@ -211,9 +223,9 @@ final class ReadCache: @unchecked Sendable {
     /// Puts back the entries ``setAside(answering:)`` set aside, each with its value now:
     /// `changed(address)` when that is not nil (a staged batch's record: its layer's value),
     /// else the entry's own. For a staged batch's writer after its publish, under the
-    /// writers' lock only, while readers fill beside it. Sound because nothing else changes
-    /// a visible value meanwhile (every change needs the writers' lock), and because the
-    /// publish set the entries aside last in its hold: any other record its hold changed
+    /// confirmed writers' lock only, while readers fill beside it. Sound because only taps
+    /// change a visible value meanwhile, and each such record is left out (``Shard/overtaken``),
+    /// and because the publish set the entries aside last in its hold: any other record its hold changed
     /// (a pending key refolded, a pull's outcome) was invalidated before, so it is not among
     /// them. (A refold that found the value it had keeps its entry only when no mutation
     /// overlays the key: its visible value is then its confirmed one, which `changed` gives.)
@@ -237,7 +249,12 @@ final class ReadCache: @unchecked Sendable {
                 let now = changed(a)
                 let size = now.map { RecordCache.footprint($0) } ?? bytes
                 s.lock.lock()
-                // A reader may have filled it already: with the same value, as nothing changes.
+                // A reader may have filled it already: with the same value, unless a tap
+                // changed it since the publish (then its entry stays out).
+                guard s.overtaken.isEmpty || !s.overtaken.contains(a) else {
+                    s.lock.unlock()
+                    return
+                }
                 s.cache.insert(a, now ?? value, bytes: size)
                 s.cache.trim()
                 s.lock.unlock()
@@ -246,6 +263,7 @@ final class ReadCache: @unchecked Sendable {
             // set aside are released with `cache`, outside the shard's lock.
             s.lock.lock()
             s.aside = nil
+            s.settleIfDone()
             s.lock.unlock()
         }
     }

@@ -69,7 +69,8 @@ extension Store {
     private func applyRoundInStorage(changes: [Op], outcomes: [PullOutcome], cursor: String,
                                      reset: Bool) throws(OptimistError) -> Bool {
         guard let sink else { return false }
-        let done = try writers.locked { () throws(OptimistError) -> (Delivery, OptimistError?, [RecordCache])? in
+        let done = try confirmedWriters.locked { () throws(OptimistError) -> (Delivery, OptimistError?, [RecordCache])? in
+          try writers.locked { () throws(OptimistError) -> (Delivery, OptimistError?, [RecordCache])? in
             let blind = state { e in e.storage.appliesStagedRounds && !e.tracksChanges && e.views.isEmpty && e.layer == nil }
             guard blind else { return nil }
             // Every change before this one in the file, so that the round's transaction is the
@@ -104,6 +105,7 @@ extension Store {
                 handOffJournal(e)
                 return (e.takeDelivery(), fault, dropped)
             }
+          }
         }
         guard let (delivery, fault, dropped) = done else { return false }
         withExtendedLifetime(dropped) {}  // the read cache's old entries, freed outside the locks

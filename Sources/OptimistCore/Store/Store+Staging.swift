@@ -16,71 +16,86 @@ extension Store {
     /// nothing as an ordinary change is: a failed read or an op that cannot apply throws
     /// before anything is published.
     func changeStaged(_ ops: [Op], outcomes: [PullOutcome], cursor: String?) throws(OptimistError) {
-        let (delivery, fault) = try writers.locked { () throws(OptimistError) -> (Delivery, OptimistError?) in
-            try stagedLocked(ops, outcomes: outcomes, cursor: cursor)
+        let (delivery, fault) = try confirmedWriters.lockedYielding { () throws(OptimistError) -> (Delivery, OptimistError?) in
+            try staged(ops, outcomes: outcomes, cursor: cursor)
         }
         try deliver(delivery, fault: fault)
     }
 
-    /// The visible value of a record in the batch's layer that no mutation overlays (nil for
-    /// any other record): what the read cache answers with while the layer is published.
-    private static func layerAnswer(_ staged: StagedBatch) -> (RecordAddress) -> Record?? {
-        let layer = staged.layer
-        guard !staged.pendingKeys.isEmpty else { return { layer.value($0.collection, $0.key) } }
-        let overlaid = Set(staged.pendingKeys.map { RecordAddress(collection: $0.0.name, key: $0.1) })
+    /// What the read cache answers with while the batch's layer is published: the layer's
+    /// value of a record that no mutation overlaid at the publish (nil for any other record;
+    /// a tap that overlays one later drops it from the answers, see ``ReadCache``).
+    private static func layerAnswer(_ layer: ConfirmedLayer, overlaid: [RecordAddress]) -> (RecordAddress) -> Record?? {
+        guard !overlaid.isEmpty else { return { layer.value($0.collection, $0.key) } }
+        let overlaid = Set(overlaid)
         return { overlaid.contains($0) ? nil : layer.value($0.collection, $0.key) }
     }
 
-    /// ``changeStaged(_:outcomes:cursor:)`` under the writers' lock.
-    private func stagedLocked(_ ops: [Op], outcomes: [PullOutcome], cursor: String?)
+    /// ``changeStaged(_:outcomes:cursor:)`` under the confirmed writers' lock. Taps take the
+    /// writers' lock between its steps (see ``Store``'s locking and `Engine+Staging.swift`).
+    private func staged(_ ops: [Op], outcomes: [PullOutcome], cursor: String?)
         throws(OptimistError) -> (Delivery, OptimistError?) {
-        // 1. Plan: checks as any change makes, the collections made, the records to read.
+        // 1. Plan: checks as any change makes, the collections made, whether to read. Only
+        // `close()` replaces the engine, under the confirmed writers' lock, held here.
         let e = unlockedEngine
-        let missing = e.missingCollections(ops)
-        try state { e throws(OptimistError) in
-            try openChange(e, .server)
-            for name in missing { _ = e.collection(name) }
+        let names = Engine.collectionNames(ops)
+        let onlyPutsAndDeletes = ops.allSatisfy { op in
+            switch op {
+            case .put, .delete: true
+            default: false
+            }
         }
-        let reads = e.planStage(ops)
+        var (plan, blind) = try writers.lockedYielding { () throws(OptimistError) -> (StagePlan, Bool) in
+            try state { e throws(OptimistError) in
+                try openChange(e, .server)
+                return e.planStage(ops, names: names, onlyPutsAndDeletes: onlyPutsAndDeletes)
+            }
+        }
         do throws(OptimistError) {
-            // 2. Reads, a chunk per hold.
-            var found = [RecordAddress: Record?](minimumCapacity: reads.count)
+            if !blind { plan.reads = Engine.stageReads(ops) }
+            // 2. Reads, a chunk per hold of the state lock.
+            var found = StageReads()
+            found.confirmed.reserveCapacity(plan.reads.count)
             var start = 0
-            while start < reads.count {
-                let end = min(reads.count, start + Self.stagingChunk)
-                try state { e throws(OptimistError) in try e.readStage(reads[start..<end], into: &found) }
+            while start < plan.reads.count {
+                let end = min(plan.reads.count, start + Self.stagingChunk)
+                try state { e throws(OptimistError) in try e.readStage(plan.reads[start..<end], plan, into: &found) }
                 start = end
                 letWaitingThreadsRun()  // a reader waiting for this CPU runs now (see there)
             }
-            // 3. Build, with no state lock held.
-            let staged = try e.buildStage(ops, read: found)
-            // What the layer answers gets with, lock-free, once published: the batch's
-            // records that no mutation overlays (see ``ReadCache/answer(from:)``). Built here:
-            // the overlaid keys are known now and cannot grow while this writer holds the
-            // writers' lock (a pull's outcomes at the publish only end mutations).
-            let visible = Self.layerAnswer(staged)
-            // 4. Publish: the whole batch at once (and a pull's outcomes and cursor with it).
-            let inner = try state { e throws(OptimistError) -> (Delivery?, OptimistError?) in
-                try e.prefetchPullOutcomes(outcomes)
-                e.publishStage(staged)
-                if !outcomes.isEmpty || cursor != nil { e.applyPullOutcomes(outcomes, cursor: cursor) }
-                // Every visible value the batch changed, at once: dropping its records' entries
-                // one by one would cost the batch's size here. Last in the hold, so what the
-                // entries still say is stale only where the layer has the record; until they
-                // are put back (below), they answer, with the layer's values where it has one.
-                e.readCache?.setAside { [layer = staged.layer] in layer.value($0.collection, $0.key) }
-                e.readCache?.answer(from: visible)
-                let fault = sealChange(e)
-                // Outcomes touch records outside the layer, which only the lock may read.
-                return (outcomes.isEmpty ? nil : e.takeDelivery(), fault)
+            // 3. Build, with no lock held.
+            var staged = try Engine.buildStage(ops, plan, read: found, journaling: sink != nil)
+            // 4. Publish: the whole batch at once (and a pull's outcomes and cursor with it),
+            // and its journal handed over in the same hold of the writers' lock, so the file
+            // has it before any tap made after it.
+            let (fault, hearing) = try writing { e throws(OptimistError) -> (OptimistError?, StagedHearing) in
+                let r = try publishing { () throws(OptimistError) -> (OptimistError?, StagedHearing) in
+                    try openChange(e, .server)
+                    try e.prefetchPullOutcomes(outcomes)
+                    let overlaid = try e.publishStage(&staged)
+                    if !outcomes.isEmpty || cursor != nil { e.applyPullOutcomes(outcomes, cursor: cursor) }
+                    // Every visible value the batch changed, at once: dropping its records'
+                    // entries one by one would cost the batch's size here. Last in the hold, so
+                    // what the entries still say is stale only where the layer has the record;
+                    // until they are put back (below), they answer, with the layer's values
+                    // where it has one.
+                    e.readCache?.setAside { [layer = staged.layer] in layer.value($0.collection, $0.key) }
+                    e.readCache?.answer(from: Self.layerAnswer(staged.layer, overlaid: overlaid))
+                    let fault = sealChange(e)
+                    return (fault, e.stagedHearing(staged, plan, overlaid: overlaid))
+                }
+                if sink != nil {
+                    handOffJournal(e, staged: staged.entries ?? [])
+                    e.storage.holdAppendForMoves()
+                }
+                return r
             }
             // The read cache's entries come back, those of the batch's records with their
             // new values (see ``ReadCache/refill()``).
             e.readCache?.refill()
             afterStagedPublish?()
-            // Every record the batch touched is in the layer or has an overlay: the
-            // listeners' values are read from those, outside the lock.
-            let delivery = inner.0 ?? e.takeDelivery()
+            // The listeners' calls, from what the publish settled and the layer, with no lock.
+            let delivery = Engine.stagedDelivery(staged, hearing)
             // 5. Into the storage, a chunk per hold; then the layer goes. The moves are
             // prepared first, outside the lock (room, and an in-memory store's bytes: see
             // ``ConfirmedStorage/prepareMoves(_:)``), with upkeep held from before.
@@ -102,6 +117,7 @@ extension Store {
             let upkeep = e.storage.prepareUpkeep()
             let replaced = state { e -> (ConfirmedLayer?, Any?) in
                 e.storage.holdsUpkeep = false
+                e.storage.releaseAppendForMoves()
                 let layer = e.layer
                 e.layer = nil
                 e.readCache?.stopAnswering()
@@ -110,16 +126,15 @@ extension Store {
             // The layer and what the upkeep replaced are freed here, outside the lock (a
             // 100k-record layer's release takes milliseconds).
             withExtendedLifetime(replaced) {}
-            // 6. The journal, in the order an unstaged change writes it.
-            handOffJournal(e, staged: staged.entries ?? [])
             withExtendedLifetime(staged) {}
-            return (delivery, inner.1)
+            return (delivery, fault)
         } catch {
-            // Nothing was published: forget what the reads noted for listeners.
-            state { e in
-                e.storageFault = nil
-                e.forgetTouches()
-                _ = e.takeJournal()
+            // Nothing was published: the taps' keys are no longer noted.
+            try? writers.locked { () throws(OptimistError) in
+                state { e in
+                    e.storageFault = nil
+                    e.stagingTouched = nil
+                }
             }
             throw error
         }

@@ -38,6 +38,9 @@ import Synchronization
 public final class Store: Sendable {
     /// Orders the writers (see the type's comment).
     let writers: Lock
+    /// Orders every change but a tap, before ``writers`` (see the type's comment): a staged
+    /// batch holds it throughout, and the writers' lock only for its short steps.
+    let confirmedWriters: Lock
     /// Guards ``engine`` against readers (see the type's comment).
     private let stateLock: Lock
     /// Read under ``stateLock``; changed under both locks; read by a staging writer between
@@ -112,6 +115,7 @@ public final class Store: Sendable {
         // ccf1acc, 3344bb4).
         stateLock = Lock(spins: sink == nil ? Self.spinsBeforeSleep : 0)
         writers = Lock(spins: Self.spinsBeforeSleep)
+        confirmedWriters = Lock(spins: Self.spinsBeforeSleep)
     }
 
     /// How often a waiting writer, or a waiting reader of an in-memory store, yields before it
@@ -133,7 +137,7 @@ public final class Store: Sendable {
     func change<R: Sendable>(
         _ cause: ChangeCause, _ body: (Engine) throws(OptimistError) -> R
     ) throws(OptimistError) -> R {
-        let (result, delivery, wake, fault) = try writing {
+        let (result, delivery, wake, fault) = try ordered(cause) { () throws(OptimistError) in try writing {
             (e) throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
             let (r, delivery, wake, fault) = try publishing {
                 () throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
@@ -149,11 +153,23 @@ public final class Store: Sendable {
                 return (r, e.takeDelivery(), queued ? e.attachment : nil, fault)
             }
             handOffJournal(e)
-            upkeepIfDue()
+            // A tap writes no confirmed record, so it makes no upkeep due; and it may run
+            // while a staged batch prepares the storage's (see ``ordered(_:_:)``).
+            if cause != .mutate { upkeepIfDue() }
             return (r, delivery, wake, fault)
-        }
+        } }
         try deliver(delivery, wake: wake, fault: fault)
         return result
+    }
+
+    /// Runs `body` (a change of `cause`, which takes the writers' lock) in the confirmed
+    /// writers' order: every change but a tap first takes their lock, which a staged batch
+    /// holds for its whole run. A tap changes no confirmed record, only pending mutations and
+    /// visible values, so it runs between the batch's steps instead of after the batch; the
+    /// batch's publish settles the keys it touched (see `Engine+Staging.swift`).
+    @inline(__always) private func ordered<R, E: Error>(_ cause: ChangeCause, _ body: () throws(E) -> R) throws(E) -> R {
+        if cause == .mutate { return try body() }
+        return try confirmedWriters.lockedYielding(body)
     }
 
     // MARK: The change envelope
@@ -208,7 +224,7 @@ public final class Store: Sendable {
     /// Runs `body` under the writers' lock (yielding while it waits) with the engine borrowed:
     /// only ``close()`` replaces the engine, under that lock, so a change needs no reference
     /// of its own. (Retained, the engine cost every tap and commit a retain and a release.)
-    @inline(__always) private func writing<R, E: Error>(_ body: (Engine) throws(E) -> R) throws(E) -> R {
+    @inline(__always) func writing<R, E: Error>(_ body: (Engine) throws(E) -> R) throws(E) -> R {
         try writers.lockedYielding { () throws(E) -> R in try Unmanaged.passUnretained(engine).borrowing(body) }
     }
 
@@ -243,18 +259,20 @@ public final class Store: Sendable {
     /// store's own arrangements (subscriptions, the attached sync, the retry policy), which
     /// a staging writer reads between its steps.
     func arrange<R: Sendable>(_ body: (Engine) throws(OptimistError) -> R) throws(OptimistError) -> R {
-        try writers.locked { () throws(OptimistError) -> R in
-            try stateLock.locked { () throws(OptimistError) -> R in
-                let e = engine
-                guard !e.closed else { throw OptimistError.misuse("the store is closed") }
-                return try body(e)
+        try confirmedWriters.locked { () throws(OptimistError) -> R in
+            try writers.locked { () throws(OptimistError) -> R in
+                try stateLock.locked { () throws(OptimistError) -> R in
+                    let e = engine
+                    guard !e.closed else { throw OptimistError.misuse("the store is closed") }
+                    return try body(e)
+                }
             }
         }
     }
 
     /// Runs a writer's `body` under the state lock, then lets in the readers that queued
     /// behind it before the writer goes on (see ``Lock/unlockAsWriter()``).
-    @inline(__always) private func publishing<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    @inline(__always) func publishing<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         stateLock.lock()
         defer { stateLock.unlockAsWriter() }
         return try body()
@@ -286,7 +304,7 @@ public final class Store: Sendable {
 
     /// Runs `body` under both locks, closed or not.
     private func locked<R: Sendable>(_ body: (Engine) -> R) -> R {
-        writers.locked { stateLock.locked { body(engine) } }
+        confirmedWriters.locked { writers.locked { stateLock.locked { body(engine) } } }
     }
 
     // MARK: Mutations
@@ -499,7 +517,7 @@ public final class Store: Sendable {
         // Behind the writers' lock: a change readers already see (its state-lock hold is
         // over) may still be handing its journal to the sink, and the flush must cover it
         // (crash_sweep caught a pull's cursor read before a flush and lost after it).
-        try writers.locked { () throws(OptimistError) in try read { _ in } }
+        try confirmedWriters.locked { () throws(OptimistError) in try writers.locked { () throws(OptimistError) in try read { _ in } } }
         if let error = sink?.takeError() { throw error }
         try sink?.flush()
     }
@@ -516,7 +534,7 @@ public final class Store: Sendable {
         // finishes its last batch meanwhile.)
         var old: Engine?
         var dropped: [RecordCache]?
-        let wasOpen = writers.locked {
+        let wasOpen = confirmedWriters.locked { writers.locked {
             stateLock.locked {
                 guard !engine.closed else { return false }
                 engine.storage.close()
@@ -527,7 +545,7 @@ public final class Store: Sendable {
                 engine.closed = true
                 return true
             }
-        }
+        } }
         guard wasOpen else { return }
         closedFlag.store(true, ordering: .releasing)
         withExtendedLifetime((old, dropped)) {}  // the last references: freed here
