@@ -73,6 +73,8 @@ struct JournalBatch {
                 stagedPages.removeAll()
                 clearsStage = true
                 pullRound = .some(nil)
+            case .block(let entries):
+                fold(entries)
             }
         }
     }

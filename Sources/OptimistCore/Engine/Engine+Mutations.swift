@@ -80,7 +80,7 @@ extension Engine {
     /// it replaces).
     @inline(__always) private func stage(_ id: MutationID, _ c: CollectionState, _ key: Key, _ value: Record?, old: Record?) {
         noteTouch(c, key)
-        if stagingTouched != nil { stagingTouched!.append(RecordAddress(collection: c.name, key: key)) }
+        if c.staged { stagingTouched.append(RecordAddress(collection: c.name, key: key)) }
         c.chains[key, default: PendingChain()].append(id)  // before setVisible: the overlay keeps V
         setVisible(c, key, value, old: old, chained: true)
     }

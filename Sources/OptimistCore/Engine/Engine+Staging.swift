@@ -89,14 +89,21 @@ extension Engine {
     /// made after, with no lock (``stageReads(_:)``).
     func planStage(_ ops: [Op], names: [Key], onlyPutsAndDeletes: Bool) -> (plan: StagePlan, blind: Bool) {
         var collections = [Key: CollectionState]()
+        stagingActive = true
         var blind = onlyPutsAndDeletes && !tracksChanges
         for name in names {
             let c = collection(name)
+            c.staged = true
             collections[name] = c
             if !c.views.isEmpty || !c.overlay.isEmpty { blind = false }
         }
-        stagingTouched = []
         return (StagePlan(collections: collections, tracks: tracksChanges, reads: []), blind)
+    }
+
+    /// The taps no longer note their keys (the batch published, or failed before).
+    func endStaging() {
+        for c in collections.values where c.staged { c.staged = false }
+        stagingTouched = []
     }
 
     /// Each record `ops` touch, once, in first-touch order.
@@ -172,8 +179,8 @@ extension Engine {
     /// batch's size. Returns the batch's keys a mutation overlays now (refolded here).
     func publishStage(_ s: inout StagedBatch) throws(OptimistError) -> [RecordAddress] {
         // The batch's keys a tap touched since the plan: settled again with the state now.
-        let touched = stagingTouched ?? []
-        stagingTouched = nil
+        let touched = stagingTouched
+        endStaging()
         // Only taps run between a staged batch's steps, and a tap leaves its key overlaid:
         // a key of the batch shown when read and touched since is overlaid now. Refolded
         // below, which puts its visible value (and the views' counts of it) right; the build

@@ -15,6 +15,9 @@ final class CollectionState {
     var queries: [LiveQueryState] = []
     /// Listed in the engine's views touched by the call in progress (see ``Engine/publishViews()``).
     var viewsTouched = false
+    /// A staged batch between its plan and its publish writes this collection: taps note the
+    /// keys they touch in it (``Engine/stagingTouched``).
+    var staged = false
 
     init(name: Key) { self.name = name }
 
@@ -191,9 +194,14 @@ final class Engine {
     var before: [RecordAddress: Before] = [:]
     var touchOrder: [RecordAddress] = []
 
-    /// While a staged batch is between its plan and its publish: the records the taps made
-    /// meanwhile touched, for its publish to settle again (see `Engine+Staging.swift`).
-    var stagingTouched: [RecordAddress]?
+    /// While a staged batch is between its plan and its publish: the records of its
+    /// collections that the taps made meanwhile touched, for its publish to settle again (see
+    /// `Engine+Staging.swift`).
+    var stagingTouched: [RecordAddress] = []
+
+    /// A staged batch runs, from its plan to its end: only taps may change the engine
+    /// between its steps (see ``Store/change(_:_:)``).
+    var stagingActive = false
 
     struct Before {
         var value: Record?

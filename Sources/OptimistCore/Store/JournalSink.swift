@@ -57,4 +57,8 @@ package enum JournalEntry: Sendable {
     /// A view's definition and confirmed value (after `defineView`, and after a call that
     /// changed its confirmed value).
     case view(ViewDefinition)
+    /// Entries appended as one (a staged batch's records, one per record): queued in one
+    /// step, so that handing a 100k-record batch to the sink under the writers' lock costs
+    /// no more than a tap's append; the writer takes them in order.
+    indirect case block([JournalEntry])
 }

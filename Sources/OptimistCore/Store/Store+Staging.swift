@@ -115,14 +115,15 @@ extension Store {
             // The upkeep the moves made due (an in-memory store's compaction, O(records)),
             // built outside the lock and put in place in one step.
             let upkeep = e.storage.prepareUpkeep()
-            let replaced = state { e -> (ConfirmedLayer?, Any?) in
+            let replaced = writers.lockedYielding { state { e -> (ConfirmedLayer?, Any?) in
+                e.stagingActive = false
                 e.storage.holdsUpkeep = false
                 e.storage.releaseAppendForMoves()
                 let layer = e.layer
                 e.layer = nil
                 e.readCache?.stopAnswering()
                 return (layer, upkeep?.install())
-            }
+            } }
             // The layer and what the upkeep replaced are freed here, outside the lock (a
             // 100k-record layer's release takes milliseconds).
             withExtendedLifetime(replaced) {}
@@ -133,7 +134,8 @@ extension Store {
             try? writers.locked { () throws(OptimistError) in
                 state { e in
                     e.storageFault = nil
-                    e.stagingTouched = nil
+                    e.endStaging()
+                    e.stagingActive = false
                 }
             }
             throw error

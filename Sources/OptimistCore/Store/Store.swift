@@ -38,8 +38,10 @@ import Synchronization
 public final class Store: Sendable {
     /// Orders the writers (see the type's comment).
     let writers: Lock
-    /// Orders every change but a tap, before ``writers`` (see the type's comment): a staged
-    /// batch holds it throughout, and the writers' lock only for its short steps.
+    /// Held by a staged batch for its whole run (and the writers' lock only for its short
+    /// steps), and by the calls that must not fall between its steps (arrangements, flush,
+    /// close), before ``writers``; a plain change that finds a staged batch in progress waits
+    /// for it here (see ``change(_:_:)``).
     let confirmedWriters: Lock
     /// Guards ``engine`` against readers (see the type's comment).
     private let stateLock: Lock
@@ -134,42 +136,43 @@ public final class Store: Sendable {
     /// Runs `body` as one change: under both locks, then hands the journal to the sink (under
     /// the writers' lock only), then calls the listeners (and, when the call queued a
     /// mutation, wakes the attached sync).
+    ///
+    /// A staged batch in progress (``Engine/stagingActive``) lets taps in between its steps,
+    /// and no other change: a tap changes no confirmed record, only pending mutations and
+    /// visible values, and the batch's publish settles the keys it touched (see
+    /// `Engine+Staging.swift`); any other change waits for the batch's end.
     func change<R: Sendable>(
         _ cause: ChangeCause, _ body: (Engine) throws(OptimistError) -> R
     ) throws(OptimistError) -> R {
-        let (result, delivery, wake, fault) = try ordered(cause) { () throws(OptimistError) in try writing {
-            (e) throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
-            let (r, delivery, wake, fault) = try publishing {
-                () throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
-                try openChange(e, cause)
-                defer { e.storage.endCall() }
-                let r: R
-                do throws(OptimistError) { r = try body(e) } catch {
-                    e.storageFault = nil
-                    throw error
+        while true {
+            let made = try writing { (e) throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?)? in
+                if cause != .mutate && e.stagingActive { return nil }
+                let (r, delivery, wake, fault) = try publishing {
+                    () throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
+                    try openChange(e, cause)
+                    defer { e.storage.endCall() }
+                    let r: R
+                    do throws(OptimistError) { r = try body(e) } catch {
+                        e.storageFault = nil
+                        throw error
+                    }
+                    let fault = sealChange(e)
+                    let queued = cause == .mutate || cause == .retry
+                    return (r, e.takeDelivery(), queued ? e.attachment : nil, fault)
                 }
-                let fault = sealChange(e)
-                let queued = cause == .mutate || cause == .retry
-                return (r, e.takeDelivery(), queued ? e.attachment : nil, fault)
+                handOffJournal(e)
+                // A tap writes no confirmed record, so it makes no upkeep due; and it may run
+                // while a staged batch prepares the storage's.
+                if cause != .mutate { upkeepIfDue() }
+                return (r, delivery, wake, fault)
             }
-            handOffJournal(e)
-            // A tap writes no confirmed record, so it makes no upkeep due; and it may run
-            // while a staged batch prepares the storage's (see ``ordered(_:_:)``).
-            if cause != .mutate { upkeepIfDue() }
-            return (r, delivery, wake, fault)
-        } }
-        try deliver(delivery, wake: wake, fault: fault)
-        return result
-    }
-
-    /// Runs `body` (a change of `cause`, which takes the writers' lock) in the confirmed
-    /// writers' order: every change but a tap first takes their lock, which a staged batch
-    /// holds for its whole run. A tap changes no confirmed record, only pending mutations and
-    /// visible values, so it runs between the batch's steps instead of after the batch; the
-    /// batch's publish settles the keys it touched (see `Engine+Staging.swift`).
-    @inline(__always) private func ordered<R, E: Error>(_ cause: ChangeCause, _ body: () throws(E) -> R) throws(E) -> R {
-        if cause == .mutate { return try body() }
-        return try confirmedWriters.lockedYielding(body)
+            if let (result, delivery, wake, fault) = made {
+                try deliver(delivery, wake: wake, fault: fault)
+                return result
+            }
+            // A staged batch holds the confirmed writers' lock for its whole run.
+            confirmedWriters.lockedYielding {}
+        }
     }
 
     // MARK: The change envelope
@@ -204,7 +207,9 @@ public final class Store: Sendable {
     /// when emptied, so every call allocated a new one).
     @inline(__always) func handOffJournal(_ e: Engine, staged: [JournalEntry]? = nil) {
         guard let sink else { return }
-        if var journal = staged {
+        if let staged {
+            // The staged entries as one block: its append is one step, not one per record.
+            var journal: [JournalEntry] = staged.isEmpty ? [] : [.block(staged)]
             if let rest = e.takeJournal() { journal.append(contentsOf: rest) }
             if !journal.isEmpty { sink.append(journal, number: e.storage.sealAppend()) }
         } else if e.journal?.isEmpty == false {
