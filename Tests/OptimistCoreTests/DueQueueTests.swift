@@ -50,4 +50,28 @@ import Testing
         #expect(Array(queue) == model)
         #expect(Array(queue.prefix(7)) == Array(model.prefix(7)))
     }
+
+    /// Retried mutations going back into the middle of a long queue, until chunks split; then
+    /// the front leaves: the order stays the sorted one.
+    @Test func middleInsertsSplitChunksInOrder() {
+        var queue = DueQueue()
+        var model = [DueEntry]()
+        for id in stride(from: UInt64(2), through: 20_000, by: 2) {
+            let e = DueEntry(id: id, queuePosition: id)
+            queue.append(e)
+            model.append(e)
+        }
+        for id in stride(from: UInt64(3), through: 4_001, by: 2) {  // odd ids fall between
+            let e = DueEntry(id: id, queuePosition: id)
+            queue.insert(e)
+            model.append(e)
+        }
+        model.sort()
+        #expect(Array(queue) == model)
+        for _ in 0..<3_000 { queue.remove(model.removeFirst()) }
+        queue.removeFirst(100)
+        model.removeFirst(100)
+        #expect(Array(queue) == model)
+        #expect(queue.count == model.count && queue.first == model.first)
+    }
 }

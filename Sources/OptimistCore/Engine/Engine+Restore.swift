@@ -146,10 +146,6 @@ extension Engine {
     /// `expected`: how many the restore folds in all, to size the collections' tables once.
     private func restore(_ mutations: [LiveMutation], _ fold: inout Fold, expecting expected: Int) throws(OptimistError) {
         guard !mutations.isEmpty else { return }
-        live.reserveCapacity(max(live.count + mutations.count, expected))  // a table's room grows by doubling
-        if due.capacity < due.count + mutations.count {
-            due.reserveCapacity(max(expected, 2 * due.capacity, due.count + mutations.count))
-        }
         let touched = Self.touchedKeys(mutations)
         reserveOverlay(for: touched, share: Double(max(expected - fold.count, mutations.count)) / Double(mutations.count))
         fold.count += mutations.count

@@ -115,7 +115,7 @@ final class Engine {
     /// The confirmed records `C`.
     let storage: any ConfirmedStorage
     var collections: [Key: CollectionState] = [:]
-    var live: [MutationKey: LiveMutation] = [:]
+    var live = LiveTable()
     /// `pending` mutations in send order (queue position, then id): the outbox's order.
     var due = DueQueue()
     var dedupe: [String: MutationID] = [:]

@@ -144,35 +144,49 @@ public final class Store: Sendable {
     func change<R: Sendable>(
         _ cause: ChangeCause, _ body: (Engine) throws(OptimistError) -> R
     ) throws(OptimistError) -> R {
+        if cause == .mutate {
+            // A tap: its own path, with no check for a staged batch (one less branch and no
+            // optional outcome on the hot path).
+            let (result, delivery, wake, fault) = try writing { (e) throws(OptimistError) in try made(e, cause, body) }
+            try deliver(delivery, wake: wake, fault: fault)
+            return result
+        }
         while true {
-            let made = try writing { (e) throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?)? in
-                if cause != .mutate && e.stagingActive { return nil }
-                let (r, delivery, wake, fault) = try publishing {
-                    () throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
-                    try openChange(e, cause)
-                    defer { e.storage.endCall() }
-                    let r: R
-                    do throws(OptimistError) { r = try body(e) } catch {
-                        e.storageFault = nil
-                        throw error
-                    }
-                    let fault = sealChange(e)
-                    let queued = cause == .mutate || cause == .retry
-                    return (r, e.takeDelivery(), queued ? e.attachment : nil, fault)
-                }
-                handOffJournal(e)
-                // A tap writes no confirmed record, so it makes no upkeep due; and it may run
-                // while a staged batch prepares the storage's.
-                if cause != .mutate { upkeepIfDue() }
-                return (r, delivery, wake, fault)
+            let outcome = try writing { (e) throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?)? in
+                e.stagingActive ? nil : try made(e, cause, body)
             }
-            if let (result, delivery, wake, fault) = made {
+            if let (result, delivery, wake, fault) = outcome {
                 try deliver(delivery, wake: wake, fault: fault)
                 return result
             }
             // A staged batch holds the confirmed writers' lock for its whole run.
             confirmedWriters.lockedYielding {}
         }
+    }
+
+    /// ``change(_:_:)`` under the writers' lock: the change and its publish, then its journal
+    /// handed over and the storage's upkeep it made due.
+    @inline(__always) private func made<R: Sendable>(
+        _ e: Engine, _ cause: ChangeCause, _ body: (Engine) throws(OptimistError) -> R
+    ) throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) {
+        let (r, delivery, wake, fault) = try publishing {
+            () throws(OptimistError) -> (R, Delivery, (any StoreAttachment)?, OptimistError?) in
+            try openChange(e, cause)
+            defer { e.storage.endCall() }
+            let r: R
+            do throws(OptimistError) { r = try body(e) } catch {
+                e.storageFault = nil
+                throw error
+            }
+            let fault = sealChange(e)
+            let queued = cause == .mutate || cause == .retry
+            return (r, e.takeDelivery(), queued ? e.attachment : nil, fault)
+        }
+        handOffJournal(e)
+        // A tap writes no confirmed record, so it makes no upkeep due; and it may run while a
+        // staged batch prepares the storage's.
+        if cause != .mutate { upkeepIfDue() }
+        return (r, delivery, wake, fault)
     }
 
     // MARK: The change envelope
