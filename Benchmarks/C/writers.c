@@ -10,7 +10,8 @@
  *   tap_beside_batches  a tapping thread (optimist_put of one record, as fast as it can) while
  *                       another applies five 100k-record batches (optimist_server_apply), and a
  *                       third commits each tap once it is made (the sync's part): the longest
- *                       mutate, its p50 and p99.9, taps made; the longest commit and its p50;
+ *                       mutate, its p50 and p99.9, taps made; the longest commit and its p50
+ *                       (WRITERS_TAP_EVERY_US=N: a tap every N microseconds instead);
  *   get_beside_batches  a reading thread (optimist_get of the 1k records, round robin) beside the
  *                       same batches: the longest get, p50, and gets/s against the same reader
  *                       alone (first 0.3 s of the run);
@@ -37,6 +38,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #define RECORDS 1000
 #define BATCHES 5
@@ -122,13 +126,24 @@ typedef struct {
     optimist_store *s;
     atomic_int done;
     uint64_t batch_ns;
+    uint64_t start, ends[BATCHES];  /* each batch's end, for the slow taps' report */
 } batcher;
 
 static void *apply_batches(void *arg) {
     batcher *b = arg;
-    uint64_t t0 = now_ns();
-    for (int n = 0; n < BATCHES; n++) ok(optimist_server_apply(b->s, batches[n]), "server_apply (batch)");
-    b->batch_ns = now_ns() - t0;
+    b->start = now_ns();
+    /* WRITERS_NO_BATCHES=1: the same time with no batch (a control for the machine's noise). */
+    int none = getenv("WRITERS_NO_BATCHES") != NULL;
+    for (int n = 0; n < BATCHES; n++) {
+        if (none) {
+            struct timespec d = {0, 250000000};
+            nanosleep(&d, NULL);
+        } else {
+            ok(optimist_server_apply(b->s, batches[n]), "server_apply (batch)");
+        }
+        b->ends[n] = now_ns() - b->start;
+    }
+    b->batch_ns = now_ns() - b->start;
     atomic_store(&b->done, 1);
     return NULL;
 }
@@ -186,29 +201,59 @@ static void tap_beside_batches(int run) {
     samples mut = {0};
     atomic_store(&taps_made, 0);
     pthread_t t, tc;
-    pthread_create(&tc, NULL, commit_loop, &c);
+    /* WRITERS_NO_COMMIT=1: no committing thread (a control). */
+    int committing = getenv("WRITERS_NO_COMMIT") == NULL;
+    if (committing) pthread_create(&tc, NULL, commit_loop, &c);
     pthread_create(&t, NULL, apply_batches, &b);
+    /* The slowest taps over 1 ms: when (ms from the batches' start) and how long. */
+    enum { SLOW = 8 };
+    uint64_t slow_at[SLOW], slow_ns[SLOW];
+    int slow = 0;
+    size_t over_ms = 0;
     long seq = 0;
+    /* WRITERS_TAP_EVERY_US=N: one tap every N microseconds (a UI's pace, well above a
+     * person's), instead of as fast as the thread can. */
+    const char *pace_env = getenv("WRITERS_TAP_EVERY_US");
+    uint64_t pace_ns = pace_env ? (uint64_t)atol(pace_env) * 1000u : 0, next_tap = now_ns();
     while (!atomic_load(&b.done) && seq < MAX_TAPS) {
+        if (pace_ns) {
+            while (now_ns() < next_tap) {}
+            next_tap += pace_ns;
+        }
         char key[32], json[256];
         snprintf(key, sizeof key, "r%04ld", seq % RECORDS);
         record_json(json, sizeof json, key, seq);
         uint64_t t0 = now_ns();
         ok(optimist_put(s, "items", key, json, &tap_ids[seq]), "put");
-        add(&mut, now_ns() - t0);
+        uint64_t took = now_ns() - t0;
+        add(&mut, took);
+        if (took > 1000000) {
+            over_ms++;
+            if (slow < SLOW) {
+                slow_at[slow] = t0 - b.start;
+                slow_ns[slow++] = took;
+            }
+        }
         atomic_store(&taps_made, (size_t)++seq);
     }
     pthread_join(t, NULL);
     atomic_store(&stop, 1);
-    pthread_join(tc, NULL);
+    if (committing) pthread_join(tc, NULL);
     qsort(mut.ns, mut.n, sizeof *mut.ns, cmp_u64);
     qsort(c.commits.ns, c.commits.n, sizeof *c.commits.ns, cmp_u64);
-    printf("{\"phase\":\"tap_beside_batches\",\"store\":\"%s\",\"run\":%d,\"taps\":%zu,"
+    printf("{\"phase\":\"tap_beside_batches\",\"store\":\"%s\",\"run\":%d,\"tap_every_us\":%llu,\"taps\":%zu,"
            "\"mutate_max_us\":%.1f,\"mutate_p50_us\":%.2f,\"mutate_p999_us\":%.1f,"
            "\"commits\":%zu,\"commit_max_us\":%.1f,\"commit_p50_us\":%.2f,\"batches_ms\":%.1f}\n",
-           store_path ? "file" : "mem", run, mut.n, q_us(mut.ns, mut.n, 1.0), q_us(mut.ns, mut.n, 0.5),
-           q_us(mut.ns, mut.n, 0.999), c.commits.n, c.commits.n ? q_us(c.commits.ns, c.commits.n, 1.0) : 0,
+           store_path ? "file" : "mem", run, (unsigned long long)(pace_ns / 1000), mut.n, q_us(mut.ns, mut.n, 1.0),
+           q_us(mut.ns, mut.n, 0.5), q_us(mut.ns, mut.n, 0.999), c.commits.n, c.commits.n ? q_us(c.commits.ns, c.commits.n, 1.0) : 0,
            c.commits.n ? q_us(c.commits.ns, c.commits.n, 0.5) : 0, b.batch_ns / 1e6);
+    if (over_ms) {
+        printf("  taps over 1 ms: %zu; the first (at ms: took ms):", over_ms);
+        for (int i = 0; i < slow; i++) printf(" %.1f:%.1f", slow_at[i] / 1e6, slow_ns[i] / 1e6);
+        printf("; batches ended at ms:");
+        for (int n = 0; n < BATCHES; n++) printf(" %.1f", b.ends[n] / 1e6);
+        printf("\n");
+    }
     fflush(stdout);
     free(mut.ns);
     free(c.commits.ns);
@@ -382,6 +427,11 @@ int main(int argc, char **argv) {
         return 2;
     }
     store_path = strcmp(argv[1], "mem") == 0 ? NULL : argv[1];
+#ifdef __linux__
+    /* WRITERS_NO_THP=1: no transparent huge pages for this process (a control: a page fault
+     * that compacts memory for a huge page stalls the faulting thread for milliseconds). */
+    if (getenv("WRITERS_NO_THP")) prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+#endif
     int reps = argc > 2 ? atoi(argv[2]) : 3;
     const char *only = argc > 3 ? argv[3] : NULL;
     if (!only || strstr(only, "batches")) build_batches();

@@ -10,9 +10,13 @@ import Synchronization
 ///
 /// ## Locking: readers never wait for a writer's whole call
 ///
-/// Two locks. The *writers' lock* orders every call that changes the store: one writer at a
-/// time, for its whole call, which hands its journal to the persistence under it too (so
-/// the file receives changes in the order they were made). The *state lock* guards the
+/// Three locks. The *writers' lock* orders every call that changes the store: one writer at a
+/// time, for its whole call (a staged change: for each of its short steps), which hands its
+/// journal to the persistence under it too (so the file receives changes in the order they
+/// were made). The *confirmed writers' lock* is held by a staged change for its whole run,
+/// and taken first by the calls that must not fall between its steps (arrangements, flush,
+/// close); a plain change that finds a staged change in progress (`Engine.stagingActive`,
+/// read under the writers' lock) waits for it there, unless it is a tap. The *state lock* guards the
 /// engine's state against readers; a reader (get, scan, status, view values, explain ...)
 /// takes only this one, and sees everything before some change and nothing of a change in
 /// progress.
@@ -20,9 +24,10 @@ import Synchronization
 /// A writer holds the state lock only to publish. An ordinary change (a mutate, a commit, a
 /// small server change) is its own publish: it runs under the state lock, for the
 /// microseconds it takes. A server change of `stagingThreshold` records or more (a bulk
-/// server apply, a big pull) is staged: its records are read and built with only the
-/// writers' lock held, published as one layer over the confirmed records in one short step
-/// (its cost is the pending keys and view changes it touches, not its size), then moved
+/// server apply, a big pull) is staged: its records are read (a chunk per state-lock hold)
+/// and built with neither lock held while taps run between its steps, published as one layer
+/// over the confirmed records in one short step (its cost is the taps made meanwhile and the
+/// pending keys and view changes it touches, not its size; see `Engine+Staging.swift`), then moved
 /// into the storage a chunk per state-lock hold while the layer still answers for them (see
 /// `ConfirmedLayer`). A 100k-record batch therefore becomes visible at once, to readers
 /// and listeners alike, and no reader waits for more than one chunk's step. Upkeep a change
@@ -45,8 +50,8 @@ public final class Store: Sendable {
     let confirmedWriters: Lock
     /// Guards ``engine`` against readers (see the type's comment).
     private let stateLock: Lock
-    /// Read under ``stateLock``; changed under both locks; read by a staging writer between
-    /// its state-lock steps, which only the writers' lock makes safe (nobody else changes it).
+    /// Read under ``stateLock``; changed under all the locks (only `close()` replaces it); read
+    /// by a staging writer between its steps, which the confirmed writers' lock makes safe.
     nonisolated(unsafe) private var engine: Engine
     let sink: (any JournalSink)?
     /// Mirrors the engine's `closed`, for a check without the lock (the C boundary's per-call
