@@ -264,18 +264,6 @@ final class Engine {
         }
     }
 
-    /// ``noteTouch(_:_:)`` with the record's confirmed value already read (a staged batch
-    /// reads its records in bulk, before it takes the state lock to publish).
-    func noteTouch(_ c: CollectionState, _ key: Key, confirmed: Record?) {
-        guard tracksChanges else { return }
-        let a = RecordAddress(collection: c.name, key: key)
-        if before[a] == nil {
-            let value = c.overlay.index(forKey: key).map { c.overlay.values[$0] } ?? confirmed
-            before[a] = Before(value: value, status: recordStatus(c, key), cause: cause, forced: false)
-            touchOrder.append(a)
-        }
-    }
-
     /// Notes that `m`'s status changes: its records are reported with `cause` even when their
     /// value and status stay the same (a transient failure, a retry, a send), so a UI hears of
     /// every status change.
