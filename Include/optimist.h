@@ -24,7 +24,12 @@
 ** One store may be used from many threads at once; every function here is safe to call
 ** concurrently on the same store. Listeners (optimist_subscribe) run synchronously on the thread
 ** whose call changed the store, after the change is visible and outside the store's internal
-** locks, so a listener may read the store and may mutate it without deadlock. Batches
+** locks, so a listener may read the store and may mutate it without deadlock. Reads never wait
+** for a writer's whole call. A mutate (optimist_mutate, optimist_put ...) never waits for a big
+** server change (an optimist_server_apply or a pull of 1,024 records or more): it runs between
+** the change's steps, and the change is still seen whole, after the mutations before it and
+** before those after it. Every other change (a commit, a rollback, another server change) and
+** optimist_flush wait for such a change to end (docs/concepts.md, "Threads"). Batches
 ** (optimist_batch) are not locked: a batch may be passed to several calls at once, but must not be
 ** changed (optimist_batch_put ...) or freed while another thread is using it.
 **
