@@ -11,7 +11,8 @@
  *                       another applies five 100k-record batches (optimist_server_apply), and a
  *                       third commits each tap once it is made (the sync's part): the longest
  *                       mutate, its p50 and p99.9, taps made; the longest commit and its p50
- *                       (WRITERS_TAP_EVERY_US=N: a tap every N microseconds instead);
+ *                       (WRITERS_TAP_EVERY_US=N: a tap every N microseconds instead;
+ *                       WRITERS_RUSAGE=1: each slow tap's context switches and page faults);
  *   get_beside_batches  a reading thread (optimist_get of the 1k records, round robin) beside the
  *                       same batches: the longest get, p50, and gets/s against the same reader
  *                       alone (first 0.3 s of the run);
@@ -26,7 +27,7 @@
  *   cc -O2 -pthread -IInclude Benchmarks/C/writers.c -Lbuild -loptimist \
  *      -Wl,-rpath,'$ORIGIN' -Wl,-rpath,$PWD/build -o /tmp/writers
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE  /* RUSAGE_THREAD */
 #include "optimist.h"
 
 #include <pthread.h>
@@ -37,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -208,6 +210,10 @@ static void tap_beside_batches(int run) {
     /* The slowest taps over 1 ms: when (ms from the batches' start) and how long. */
     enum { SLOW = 8 };
     uint64_t slow_at[SLOW], slow_ns[SLOW];
+    /* WRITERS_RUSAGE=1: each slow tap's context switches (voluntary: it waited; involuntary:
+     * it was preempted) and page faults, from getrusage around every tap (a syscall each). */
+    int rusage = getenv("WRITERS_RUSAGE") != NULL;
+    long slow_vcsw[SLOW], slow_ivcsw[SLOW], slow_flt[SLOW];
     int slow = 0;
     size_t over_ms = 0;
     long seq = 0;
@@ -223,14 +229,22 @@ static void tap_beside_batches(int run) {
         char key[32], json[256];
         snprintf(key, sizeof key, "r%04ld", seq % RECORDS);
         record_json(json, sizeof json, key, seq);
+        struct rusage r0, r1;
+        if (rusage) getrusage(RUSAGE_THREAD, &r0);
         uint64_t t0 = now_ns();
         ok(optimist_put(s, "items", key, json, &tap_ids[seq]), "put");
         uint64_t took = now_ns() - t0;
+        if (rusage) getrusage(RUSAGE_THREAD, &r1);
         add(&mut, took);
         if (took > 1000000) {
             over_ms++;
             if (slow < SLOW) {
                 slow_at[slow] = t0 - b.start;
+                if (rusage) {
+                    slow_vcsw[slow] = r1.ru_nvcsw - r0.ru_nvcsw;
+                    slow_ivcsw[slow] = r1.ru_nivcsw - r0.ru_nivcsw;
+                    slow_flt[slow] = (r1.ru_minflt - r0.ru_minflt) + (r1.ru_majflt - r0.ru_majflt);
+                }
                 slow_ns[slow++] = took;
             }
         }
@@ -249,7 +263,10 @@ static void tap_beside_batches(int run) {
            c.commits.n ? q_us(c.commits.ns, c.commits.n, 0.5) : 0, b.batch_ns / 1e6);
     if (over_ms) {
         printf("  taps over 1 ms: %zu; the first (at ms: took ms):", over_ms);
-        for (int i = 0; i < slow; i++) printf(" %.1f:%.1f", slow_at[i] / 1e6, slow_ns[i] / 1e6);
+        for (int i = 0; i < slow; i++) {
+            printf(" %.1f:%.1f", slow_at[i] / 1e6, slow_ns[i] / 1e6);
+            if (rusage) printf("(vcsw %ld ivcsw %ld faults %ld)", slow_vcsw[i], slow_ivcsw[i], slow_flt[i]);
+        }
         printf("; batches ended at ms:");
         for (int n = 0; n < BATCHES; n++) printf(" %.1f", b.ends[n] / 1e6);
         printf("\n");
