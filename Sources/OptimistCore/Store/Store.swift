@@ -309,7 +309,7 @@ public final class Store: Sendable {
     }
 
     /// Runs `body` under the state lock alone: one step of a staged change, made while the
-    /// caller holds the writers' lock.
+    /// caller holds the confirmed writers' lock (taps may run between two steps).
     func state<R, E: Error>(_ body: (Engine) throws(E) -> R) throws(E) -> R {
         try publishing { () throws(E) -> R in
             defer { engine.storage.endCall() }
@@ -321,7 +321,7 @@ public final class Store: Sendable {
     var unlockedEngine: Engine { engine }
 
     /// Called by a staged change after its publish and refill, before it moves its records
-    /// into the storage (its layer answering, the writers' lock held, the state lock free):
+    /// into the storage (its layer answering, the confirmed writers' lock held, the others free):
     /// for tests, which set it before the change.
     nonisolated(unsafe) package var afterStagedPublish: (() -> Void)?
 
