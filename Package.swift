@@ -83,7 +83,7 @@ let package = Package(
         .target(name: "OptimistTestSupport", dependencies: ["OptimistModel", "OptimistCore"], path: "Tests/Support"),
         .testTarget(name: "OptimistModelTests", dependencies: ["OptimistModel", "OptimistTestSupport"]),
         .testTarget(name: "OptimistProtocolTests", dependencies: ["OptimistModel", "OptimistProtocol"]),
-        .testTarget(name: "OptimistCoreTests", dependencies: ["OptimistModel", "OptimistCore", "OptimistTestSupport"]),
+        .testTarget(name: "OptimistCoreTests", dependencies: ["OptimistModel", "OptimistCore", "OptimistTestSupport", "OptimistThreads"]),
         .testTarget(name: "OptimistSQLiteTests", dependencies: ["OptimistModel", "OptimistCore", "OptimistSQLite", "OptimistOpen", "OptimistC", "OptimistTestSupport", "OptimistThreads", "CSQLite"]),
         .testTarget(name: "OptimistSyncTests", dependencies: ["OptimistModel", "OptimistProtocol", "OptimistCore", "OptimistSync", "OptimistOpen", "OptimistThreads"]),
         .testTarget(name: "OptimistTests", dependencies: ["Optimist", "OptimistModel", "OptimistCore", "OptimistFoundation", "OptimistC", "OptimistTestSupport"]),

@@ -98,11 +98,12 @@ extern "C" {
 **
 ** 1.1.0 added optimist_mutate_ext (optimist_mutate_options), optimist_put, optimist_put_fields
 ** and the retry policy at open (optimist_open_options version 2). 1.2.0 added
-** optimist_get_into and optimist_get_confirmed_into. Nothing was removed or changed: the SONAME
-** stays liboptimist.so.1.
+** optimist_get_into and optimist_get_confirmed_into. 1.3.0 added optimist_commit_with_renames,
+** optimist_mutation, optimist_wait_settled and optimist_outbox_wait. Nothing was removed or
+** changed: the SONAME stays liboptimist.so.1.
 */
-#define OPTIMIST_VERSION        "1.2.0"
-#define OPTIMIST_VERSION_NUMBER 1002000
+#define OPTIMIST_VERSION        "1.3.0"
+#define OPTIMIST_VERSION_NUMBER 1003000
 
 /*
 ** RESULT CODES
@@ -526,6 +527,28 @@ int optimist_put_fields(optimist_store *s, const char *coll, const char *key,
 int optimist_commit(optimist_store *s, uint64_t id, const optimist_batch *server_ops);
 
 /*
+** optimist_commit for a backend that gave records it created keys of its own (a temporary
+** id replaced by the server's). renames_json (NULL: none) is a JSON array of
+**
+**   {"coll":"todos","from":"tmp-1","to":"812"}
+**
+** applied in order before the commit: each moves the record and its pending layers from the
+** temporary key to the server's (every not-yet-ended mutation's ops on the old key are
+** rewritten, so a later edit is sent under the real key; listeners hear of both keys), then
+** the commit applies server_ops or, with NULL, the mutation's own ops (renamed). This is what
+** the sync does with a push result "ok" that carries renames.
+**
+**     optimist_commit_with_renames(s, id, NULL,
+**         "[{\"coll\":\"todos\",\"from\":\"tmp-1\",\"to\":\"812\"}]");
+**
+** Returns what optimist_commit returns, and OPTIMIST_INVALID for renames_json that is not such
+** an array (malformed JSON, a member without string coll, from and to, an empty or over-long
+** to). A commit that cannot apply changes nothing, its renames included.
+*/
+int optimist_commit_with_renames(optimist_store *s, uint64_t id, const optimist_batch *server_ops,
+                                 const char *renames_json);
+
+/*
 ** Mutation id failed: it leaves the pending list (status OPTIMIST_ROLLED_BACK) and the visible
 ** state is recomputed as if it had never been applied, while every other pending mutation keeps
 ** its effect. reason (may be NULL) is a message for diagnostics.
@@ -641,10 +664,42 @@ int optimist_pending_count(optimist_store *s, uint64_t *out);
 ** reads a clock and the store keeps no creation time. Members may be added in later versions.
 **
 ** Returns OPTIMIST_OK (also for none: "[]"); OPTIMIST_MISUSE (NULL or closed store, out_json
-** NULL, status_or_0 not one of the values above: the store keeps nothing of committed or
-** rolled back mutations but their status, see optimist_status); OPTIMIST_ERROR (out of memory).
+** NULL, status_or_0 not one of the values above: ended mutations are not listed, see
+** optimist_mutation and optimist_status); OPTIMIST_ERROR (out of memory).
 */
 int optimist_mutations(optimist_store *s, int status_or_0, char **out_json);
+
+/*
+** Writes mutation id to *out_json (free with optimist_free) as one object of the form
+** optimist_mutations lists: for a not-yet-ended mutation, and for each of the last 1,000 that
+** ended (committed or rolled back) since the store was opened, with its final "status" and
+** its "last_error": the reason a failed send or optimist_rollback gave, so an app can say why
+** a change was undone.
+**
+**     char *json;
+**     if (optimist_mutation(s, id, &json) == OPTIMIST_OK) { show_reason(json); optimist_free(json); }
+**
+** Returns OPTIMIST_OK; OPTIMIST_NOTFOUND (no such mutation, or one that ended before the last
+** 1,000 or before the store was opened: optimist_status still gives its status);
+** OPTIMIST_MISUSE (NULL or closed store, out_json NULL); OPTIMIST_ERROR (out of memory).
+*/
+int optimist_mutation(optimist_store *s, uint64_t id, char **out_json);
+
+/*
+** Waits until mutation id settles (OPTIMIST_COMMITTED, OPTIMIST_ROLLED_BACK, or OPTIMIST_FAILED
+** under OPTIMIST_POLICY_KEEP) or timeout_ms passes (negative: no limit; 0: look once), and
+** writes its status then to *out_status: the final one, or OPTIMIST_PENDING or
+** OPTIMIST_INFLIGHT when the time passed first. Any thread may wait; the wait takes no lock a
+** writer needs, and wakes when a change ends the mutation (no polling).
+**
+**     int st;
+**     optimist_wait_settled(s, id, 5000, &st);
+**     if (st == OPTIMIST_ROLLED_BACK) { ... optimist_mutation(s, id, &json) says why ... }
+**
+** Returns OPTIMIST_OK; OPTIMIST_NOTFOUND (no such mutation); OPTIMIST_MISUSE (NULL or closed
+** store, also when optimist_close ends the wait; out_status NULL).
+*/
+int optimist_wait_settled(optimist_store *s, uint64_t id, int64_t timeout_ms, int *out_status);
 
 /*
 ** Explains record key of collection coll: writes to *out_json (free with optimist_free) its
@@ -692,6 +747,27 @@ int optimist_explain(optimist_store *s, const char *coll, const char *key, char 
 */
 int optimist_outbox_next(optimist_store *s, int64_t now_ms, uint64_t *out_id,
                          char **out_ops_json);
+
+/*
+** Waits until some mutation is OPTIMIST_PENDING (made, retried, or backing off after a
+** transient failure; not inflight) or timeout_ms passes (negative: no limit; 0: look once),
+** and writes 1 to *out_ready if one is, 0 if the time passed first. It hands nothing out:
+** optimist_outbox_next does, and judges a backing-off mutation's time. What an app that sends
+** the outbox to its own backend blocks on between sends, instead of polling:
+**
+**     int ready;
+**     while (optimist_outbox_wait(s, -1, &ready) == OPTIMIST_OK && ready) {
+**         if (optimist_outbox_next(s, now_ms(), &id, &ops) == OPTIMIST_NOTFOUND) {
+**             sleep_a_little();   // all pending ones back off: optimist_mutations says until when
+**             continue;
+**         }
+**         ... send ops; optimist_commit / optimist_fail ...
+**     }
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, also when optimist_close ends
+** the wait; out_ready NULL; a sync is running: it sends the outbox itself).
+*/
+int optimist_outbox_wait(optimist_store *s, int64_t timeout_ms, int *out_ready);
 
 /*
 ** Sending mutation id (inflight, or pending and sent by other means) failed at now_ms. A

@@ -72,6 +72,27 @@ public func optimist_commit(_ handle: OpaquePointer?, _ id: UInt64, _ serverOps:
     }
 }
 
+/// optimist_commit after the authority's renames, given as JSON text (see
+/// ``KeyRename/list(from:)``).
+@_cdecl("optimist_commit_with_renames")
+public func optimist_commit_with_renames(_ handle: OpaquePointer?, _ id: UInt64, _ serverOps: OpaquePointer?,
+                                         _ renamesJSON: UnsafePointer<CChar>?) -> Int32 {
+    guarded { () throws(OptimistError) in
+        try withStore(handle) { s throws(OptimistError) in
+            let ops: [Op]? = serverOps == nil ? nil : try batchBox(serverOps).ops
+            var renames: [KeyRename] = []
+            if let text = try optionalText(renamesJSON, "renames_json") {
+                let parsed: JSON
+                do { parsed = try JSONParser.parse(text) } catch { throw .invalid("renames_json: \(error)") }
+                do throws(OptimistError) { renames = try KeyRename.list(from: parsed) } catch {
+                    throw .invalid("renames_json: \(error.message)")
+                }
+            }
+            try s.commit(id, serverOps: ops, renames: renames)
+        }
+    }
+}
+
 @_cdecl("optimist_rollback")
 public func optimist_rollback(_ handle: OpaquePointer?, _ id: UInt64, _ reason: UnsafePointer<CChar>?) -> Int32 {
     guarded { () throws(OptimistError) in

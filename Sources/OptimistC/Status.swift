@@ -23,6 +23,19 @@ public func optimist_mutations(_ handle: OpaquePointer?, _ statusOrZero: Int32,
     }
 }
 
+/// One mutation, not yet ended or among the last 1,000 ended, as a ``MutationRecord/json``
+/// object.
+@_cdecl("optimist_mutation")
+public func optimist_mutation(_ handle: OpaquePointer?, _ id: UInt64,
+                              _ outJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guarded { () throws(OptimistError) in
+        try withStore(handle) { s throws(OptimistError) in
+            let out = try out(outJSON, "out_json")
+            out.pointee = try handOut(JSONWriter.string(try s.mutation(id).json))
+        }
+    }
+}
+
 /// The record's confirmed value, its pending layers and its visible value, as JSON (see
 /// ``Explanation/json``).
 @_cdecl("optimist_explain")

@@ -55,3 +55,30 @@ public struct PullOutcome: Sendable, Equatable {
         self.retry = retry
     }
 }
+
+extension KeyRename {
+    /// Renames in their JSON form, `[{"coll": C, "from": TEMP_KEY, "to": REAL_KEY}, ...]` (nil
+    /// or null: none): a push's `ok` result carries them so, and the C and Python commits take
+    /// them so.
+    ///
+    /// - Throws: `.invalid` naming what is wrong: not an array, a member without string
+    ///   `coll`, `from` and `to`, an empty new key, or a new key over `Limits.maxNameBytes` (it
+    ///   rewrites pending ops, which must stay within the limits a server checks).
+    public static func list(from j: JSON?) throws(OptimistError) -> [KeyRename] {
+        switch j {
+        case nil, .null?: return []
+        case .array(let list)?:
+            return try list.map { (item) throws(OptimistError) -> KeyRename in
+                guard case .object(let r) = item, case .string(let c)? = r["coll"], case .string(let from)? = r["from"],
+                      case .string(let to)? = r["to"], !to.isEmpty else {
+                    throw .invalid("a rename needs string coll, from and to (a non-empty to)")
+                }
+                guard to.utf8.count <= Limits.maxNameBytes else {
+                    throw .invalid("a rename's new key has \(to.utf8.count) bytes, over the limit of \(Limits.maxNameBytes) bytes for a key")
+                }
+                return KeyRename(collection: Key(c), from: Key(from), to: Key(to))
+            }
+        default: throw .invalid("renames must be an array")
+        }
+    }
+}

@@ -126,22 +126,8 @@ public struct PushReply: Sendable, Equatable {
     }
 
     private static func renames(_ j: JSON?, _ id: MutationID) throws(ProtocolViolation) -> [KeyRename] {
-        switch j {
-        case nil, .null?: return []
-        case .array(let list)?:
-            return try list.map { (item) throws(ProtocolViolation) -> KeyRename in
-                guard case .object(let r) = item, case .string(let c)? = r["coll"], case .string(let from)? = r["from"],
-                      case .string(let to)? = r["to"], !to.isEmpty else {
-                    throw ProtocolViolation("ok result \(id): a rename needs string coll, from and to")
-                }
-                // The new key rewrites the client's pending ops: one the client could not
-                // make itself (Limits) would reach a server that refuses it.
-                guard to.utf8.count <= Limits.maxNameBytes else {
-                    throw ProtocolViolation("ok result \(id): a rename's new key has \(to.utf8.count) bytes, over the limit of \(Limits.maxNameBytes) bytes for a key")
-                }
-                return KeyRename(collection: Key(c), from: Key(from), to: Key(to))
-            }
-        default: throw ProtocolViolation("ok result \(id): renames must be an array")
+        do throws(OptimistError) { return try KeyRename.list(from: j) } catch {
+            throw ProtocolViolation("ok result \(id): \(error.message)")
         }
     }
 }

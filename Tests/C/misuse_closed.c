@@ -24,6 +24,10 @@ int main(void) {
     CHECK_FAILS(optimist_mutate(s, b, NULL, &n), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_mutate_with_policy(s, b, NULL, OPTIMIST_POLICY_KEEP, &n), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_commit(s, id, NULL), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_commit_with_renames(s, id, NULL, "[]"), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_mutation(s, id, &out), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_wait_settled(s, id, 0, &flag), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_outbox_wait(s, 0, &flag), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_rollback(s, id, "closed"), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_server_apply(s, b), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_get(s, "c", "k", &out), OPTIMIST_MISUSE);

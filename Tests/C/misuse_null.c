@@ -22,6 +22,10 @@ static void null_store(void) {
     CHECK_FAILS(optimist_mutate(NULL, b, NULL, &id), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_mutate_with_policy(NULL, b, NULL, OPTIMIST_POLICY_KEEP, &id), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_commit(NULL, 1, NULL), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_commit_with_renames(NULL, 1, NULL, "[]"), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_mutation(NULL, 1, &out), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_wait_settled(NULL, 1, 0, &flag), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_outbox_wait(NULL, 0, &flag), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_rollback(NULL, 1, NULL), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_server_apply(NULL, b), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_get(NULL, "c", "k", &out), OPTIMIST_MISUSE);
@@ -106,6 +110,9 @@ static void null_out_pointers(optimist_store *s) {
     CHECK_FAILS(optimist_is_pending(s, "c", "k", NULL), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_scan(s, "c", "", 0, NULL), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_status(s, 1, NULL), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_mutation(s, 1, NULL), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_wait_settled(s, 1, 0, NULL), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_outbox_wait(s, 0, NULL), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_pending_count(s, NULL), OPTIMIST_MISUSE);
     char *ops = NULL;
     CHECK_FAILS(optimist_outbox_next(s, 0, NULL, &ops), OPTIMIST_MISUSE);

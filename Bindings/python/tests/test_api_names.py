@@ -8,7 +8,7 @@ import optimist
 
 SIGNATURES = {
     "mutate": "(self, ops, *, dedupe_key=None, policy='rollback')",
-    "commit": "(self, mid, server_ops=None)",
+    "commit": "(self, mid, server_ops=None, renames=None)",
     "rollback": "(self, mid, reason=None)",
     "server_apply": "(self, ops)",
     "get": "(self, coll, key)",
@@ -18,6 +18,10 @@ SIGNATURES = {
     "status": "(self, mid)",
     "pending_count": "(self)",
     "outbox_next": "(self, now_ms)",
+    # The app developer's path (docs/python-guide.md, "Your own backend", "Waiting for one change").
+    "outbox_wait": "(self, timeout_s=None)",
+    "wait_settled": "(self, mid, timeout_s=None)",
+    "mutation": "(self, mid)",
     "fail": "(self, mid, transient, reason, now_ms)",
     "retry": "(self, mid)",
     "mark_loaded": "(self, coll, from_key, to_key, at_ms)",

@@ -104,7 +104,30 @@ extension Engine {
             }
         }
         ended.insert(id, status)
+        m.record.status = status
+        recentlyEnded.append(m)
         log(.ended(id: id, status: status))
+    }
+
+    /// ``commit(_:serverOps:)`` after the authority's renames (temporary key to its own), in
+    /// the order and with the effect a push's `ok` with renames has (see ``rename(_:)``).
+    func commit(_ id: MutationID, serverOps: [Op]?, renames: [KeyRename]) throws(OptimistError) {
+        if renames.isEmpty { return try commit(id, serverOps: serverOps) }
+        _ = try liveMutation(id)
+        for r in renames {
+            try prefetch([RecordAddress(collection: r.collection, key: r.from), RecordAddress(collection: r.collection, key: r.to)])
+        }
+        // The server's ops checked first, on the records as the renames leave them (a renamed
+        // record's temporary key holds nothing confirmed): a commit that cannot apply changes
+        // nothing, its renames included.
+        if let serverOps {
+            let gone = Set(renames.filter { $0.from != $0.to }.map { RecordAddress(collection: $0.collection, key: $0.from) })
+            _ = try evaluate(serverOps, on: { (c, k) throws(OptimistError) in
+                gone.contains(RecordAddress(collection: c.name, key: k)) ? nil : try storage.record(c.name, k)
+            }, skipFailing: false)
+        }
+        for r in renames where r.from != r.to { rename(r) }
+        try commit(id, serverOps: serverOps)
     }
 
     func commit(_ id: MutationID, serverOps: [Op]?) throws(OptimistError) {

@@ -120,6 +120,8 @@ final class Engine {
     var due = DueQueue()
     var dedupe: [String: MutationID] = [:]
     var ended = EndedSet()
+    /// The last ended mutations' records, for `mutation(id)` after the end.
+    var recentlyEnded = RecentlyEnded()
     var nextID: MutationID = 1
     let clientID: String
     var retryPolicy = RetryPolicy()
@@ -553,6 +555,17 @@ final class Engine {
     func liveMutation(_ id: MutationID) throws(OptimistError) -> LiveMutation {
         if let m = live[MutationKey(id)] { return m }
         if let s = ended.status(id) { throw .state("mutation \(id) is already \(s)") }
+        throw .notFound("no mutation \(id)")
+    }
+
+    /// Mutation `id` as the store keeps it: live, or among the last ended ones (see
+    /// ``RecentlyEnded``).
+    func mutationRecord(_ id: MutationID) throws(OptimistError) -> MutationRecord {
+        if let m = live[MutationKey(id)] { return m.record }
+        if let r = recentlyEnded.record(id) { return r }
+        if let s = ended.status(id) {
+            throw .notFound("mutation \(id) is \(s); its record is kept only while it is among the last \(RecentlyEnded.capacity) mutations that ended since the store opened (optimist_status still gives its status)")
+        }
         throw .notFound("no mutation \(id)")
     }
 

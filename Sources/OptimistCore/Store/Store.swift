@@ -64,6 +64,8 @@ public final class Store: Sendable {
     let readCache: ReadCache
     /// The views' published values, for view reads that take no state lock.
     let viewDirectory = ViewDirectory()
+    /// Wakes the threads waiting for a change (see `Store+Waits.swift`).
+    let signal = ChangeSignal()
     /// The stable id of this store, sent with each mutation id as the idempotency key.
     public let clientID: String
 
@@ -240,6 +242,7 @@ public final class Store: Sendable {
     /// mutation, and the caller of a change with a storage fault gets the fault.
     @inline(__always) func deliver(_ delivery: Delivery, wake: (any StoreAttachment)? = nil,
                                    fault: OptimistError?) throws(OptimistError) {
+        signal.changed()
         for (listener, changes) in delivery { listener(changes) }
         wake?.storeDidQueue()
         if let fault { throw fault }
@@ -379,6 +382,23 @@ public final class Store: Sendable {
         try change(.commit) { e throws(OptimistError) in try e.commit(id, serverOps: serverOps) }
     }
 
+    /// Commits mutation `id` after the authority gave records it created keys of its own:
+    /// each rename moves the record and its pending layers from the temporary key to the
+    /// server's (every not-ended mutation's ops on the old key are rewritten, so later edits
+    /// are sent under the real key), then the commit applies `serverOps` (or the mutation's
+    /// own ops, renamed). The same effect and order as a sync's `ok` with renames.
+    ///
+    /// ```swift
+    /// // The app's backend created the todo and answered with its own id.
+    /// try store.commit(id, renames: [KeyRename(collection: "todos", from: "tmp-1", to: "812")])
+    /// ```
+    ///
+    /// - Throws: as ``commit(_:serverOps:)``; a commit that cannot apply changes nothing, its
+    ///   renames included.
+    public func commit(_ id: MutationID, serverOps: [Op]? = nil, renames: [KeyRename]) throws(OptimistError) {
+        try change(.commit) { e throws(OptimistError) in try e.commit(id, serverOps: serverOps, renames: renames) }
+    }
+
     /// Mutation `id` failed: the visible state becomes what it would be had it never been
     /// applied; every other pending mutation keeps its effect. `reason` is for the caller's
     /// logs; an ended mutation keeps only its status.
@@ -437,9 +457,18 @@ public final class Store: Sendable {
         try read { e in e.live.count }
     }
 
-    /// A live mutation as the store keeps it.
+    /// A mutation as the store keeps it: a not-yet-ended one, or one of the last 1,000 that
+    /// ended since the store opened (its final status and its `lastError`: why it was undone).
+    ///
+    /// ```swift
+    /// let m = try store.mutation(id)
+    /// if m.status == .rolledBack { showToast("Not saved: \(m.lastError ?? "unknown reason")") }
+    /// ```
+    ///
+    /// - Throws: `.notFound` for an id never handed out, or one that ended before the last
+    ///   1,000 (``status(_:)`` still gives its status).
     public func mutation(_ id: MutationID) throws(OptimistError) -> MutationRecord {
-        try read { e throws(OptimistError) in try e.liveMutation(id).record }
+        try read { e throws(OptimistError) in try e.mutationRecord(id) }
     }
 
     // MARK: Outbox
@@ -578,6 +607,7 @@ public final class Store: Sendable {
         } }
         guard wasOpen else { return }
         closedFlag.store(true, ordering: .releasing)
+        signal.wakeAll()  // waiters look again and hear that the store is closed
         withExtendedLifetime((old, dropped)) {}  // the last references: freed here
         old = nil
         try sink?.close()

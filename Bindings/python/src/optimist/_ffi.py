@@ -200,6 +200,7 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "optimist_put": (c_int, [_store, c_char_p, c_char_p, c_char_p, POINTER(c_uint64)]),
     "optimist_put_fields": (c_int, [_store, c_char_p, c_char_p, POINTER(FieldStruct), c_size_t, POINTER(c_uint64)]),
     "optimist_commit": (c_int, [_store, c_uint64, _batch]),
+    "optimist_commit_with_renames": (c_int, [_store, c_uint64, _batch, c_char_p]),
     "optimist_rollback": (c_int, [_store, c_uint64, c_char_p]),
     "optimist_server_apply": (c_int, [_store, _batch]),
 
@@ -213,9 +214,12 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "optimist_pending_count": (c_int, [_store, POINTER(c_uint64)]),
 
     "optimist_mutations": (c_int, [_store, c_int, _out_string]),
+    "optimist_mutation": (c_int, [_store, c_uint64, _out_string]),
+    "optimist_wait_settled": (c_int, [_store, c_uint64, c_int64, POINTER(c_int)]),
     "optimist_explain": (c_int, [_store, c_char_p, c_char_p, _out_string]),
 
     "optimist_outbox_next": (c_int, [_store, c_int64, POINTER(c_uint64), _out_string]),
+    "optimist_outbox_wait": (c_int, [_store, c_int64, POINTER(c_int)]),
     "optimist_fail": (c_int, [_store, c_uint64, c_int, c_char_p, c_int64]),
     "optimist_retry": (c_int, [_store, c_uint64]),
 

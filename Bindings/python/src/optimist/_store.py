@@ -11,13 +11,14 @@ fails with :class:`MisuseError`, from the C layer, the same way on every thread.
 
 from __future__ import annotations
 
+import json
 import os
 from ctypes import byref, c_double, c_int, c_uint64, c_void_p
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _fast, _ffi
 from ._callbacks import TRAMPOLINE, Callback, call_changing, register, unregister
-from ._error import MisuseError
+from ._error import InvalidError, MisuseError
 from ._json import ReadBuffer, take_json
 from ._json import loads_bytearray as _loads_bytearray
 from ._ops import Op, OpLike, make_batch
@@ -45,6 +46,7 @@ _mutate = _lib.optimist_mutate
 _mutate_with_policy = _lib.optimist_mutate_with_policy
 _put = _ffi.unchecked("optimist_put")  # hot: see _ffi.unchecked
 _commit = _lib.optimist_commit
+_commit_with_renames = _lib.optimist_commit_with_renames
 _rollback = _lib.optimist_rollback
 _server_apply = _lib.optimist_server_apply
 _get_into = _ffi.unchecked("optimist_get_into")  # hot: see _ffi.unchecked
@@ -61,9 +63,12 @@ _scan = _lib.optimist_scan
 _status = _lib.optimist_status
 _pending_count = _lib.optimist_pending_count
 _mutations = _lib.optimist_mutations
+_mutation = _lib.optimist_mutation
+_wait_settled = _lib.optimist_wait_settled
 _explain = _lib.optimist_explain
 _STATUS_CODES = {name: code for code, name in _STATUSES.items()}
 _outbox_next = _lib.optimist_outbox_next
+_outbox_wait = _lib.optimist_outbox_wait
 _fail = _lib.optimist_fail
 _retry = _lib.optimist_retry
 _mark_loaded = _lib.optimist_mark_loaded
@@ -236,20 +241,38 @@ class Store(SyncMixin):
             raise_for(rc, out.value if rc == _DUPLICATE else 0)
         return out.value
 
-    def commit(self, mid: int, server_ops: Optional[Sequence[OpLike]] = None) -> None:
+    def commit(self, mid: int, server_ops: Optional[Sequence[OpLike]] = None,
+               renames: Optional[Sequence[Tuple[str, str, str]]] = None) -> None:
         """The authority accepted mutation ``mid``: the confirmed state takes ``server_ops``
         (the server's canonical result) or, when None, the mutation's own ops.
 
+        ``renames`` is for a backend that gave records it created keys of its own: a list of
+        ``(coll, from_key, to_key)``, applied in order before the commit. Each moves the record
+        and its pending edits from the temporary key to the server's (later edits are sent
+        under the real key), as a sync does with a push answer ``ok`` that carries renames::
+
+            mid = store.mutate([optimist.put("todos", "tmp-1", {"title": "Milk"})])
+            # ... the backend answered {"id": "812"} ...
+            store.commit(mid, renames=[("todos", "tmp-1", "812")])
+
         Raises:
             NotFoundError: unknown id. StateError: already committed or rolled back.
-            InvalidError: a server op cannot apply (nothing changed).
+            InvalidError: a server op cannot apply, or a rename is malformed (nothing changed,
+                renames included).
         """
         mid = u64(mid, "mutation id")
+        renames_json = None if not renames else _renames_json(renames)
         if server_ops is None:
-            rc = call_changing("commit", _commit, self._h, mid, None)
+            if renames_json is None:
+                rc = call_changing("commit", _commit, self._h, mid, None)
+            else:
+                rc = call_changing("commit", _commit_with_renames, self._h, mid, None, renames_json)
         else:
             with make_batch(server_ops) as b:
-                rc = call_changing("commit", _commit, self._h, mid, b)
+                if renames_json is None:
+                    rc = call_changing("commit", _commit, self._h, mid, b)
+                else:
+                    rc = call_changing("commit", _commit_with_renames, self._h, mid, b, renames_json)
         check(rc)
 
     def rollback(self, mid: int, reason: Optional[str] = None) -> None:
@@ -384,6 +407,37 @@ class Store(SyncMixin):
         listed: List[Dict[str, Any]] = take_json(out)
         return listed
 
+    def mutation(self, mid: int) -> Dict[str, Any]:
+        """Mutation ``mid`` as a dict of the form :meth:`mutations` lists: for a mutation not
+        yet ended, and for each of the last 1,000 that ended since the store was opened, with
+        its final ``status`` and ``last_error`` (why it was undone)::
+
+            if store.wait_settled(mid, 5.0) == "rolled_back":
+                print("not saved:", store.mutation(mid)["last_error"])
+
+        Raises:
+            NotFoundError: unknown id, or one that ended before the last 1,000 (or before the
+                store was opened): :meth:`status` still gives its status.
+        """
+        out = c_void_p()
+        check(_mutation(self._h, u64(mid, "mutation id"), byref(out)))
+        found: Dict[str, Any] = take_json(out)
+        return found
+
+    def wait_settled(self, mid: int, timeout_s: Optional[float] = None) -> Optional[str]:
+        """Waits until mutation ``mid`` settles and returns its final status (``"committed"``,
+        ``"rolled_back"``, or ``"failed"`` under policy ``"keep"``), or None when ``timeout_s``
+        seconds pass first (None: no limit; 0: look once). Other Python threads run meanwhile
+        (the wait releases the GIL), and it wakes when a change ends the mutation (no polling).
+
+        Raises:
+            NotFoundError: unknown id. MisuseError: the store is closed (also while waiting).
+        """
+        out = c_int()
+        check(_wait_settled(self._h, u64(mid, "mutation id"), _timeout_ms(timeout_s), byref(out)))
+        status = _STATUSES.get(out.value, str(out.value))
+        return status if status in ("committed", "rolled_back", "failed") else None
+
     def explain(self, coll: str, key: str) -> Dict[str, Any]:
         """Why a record shows what it shows: a dict with ``confirmed`` (the acknowledged
         value, or None), ``layers`` (each mutation not yet ended that touches the record,
@@ -414,6 +468,28 @@ class Store(SyncMixin):
                 return None
             raise_for(rc)
         return mid.value, take_json(ops)
+
+    def outbox_wait(self, timeout_s: Optional[float] = None) -> bool:
+        """Waits until some mutation is pending (made, retried, or backing off; not inflight)
+        or ``timeout_s`` seconds pass (None: no limit; 0: look once): True if one is. It hands
+        nothing out (:meth:`outbox_next` does, and judges a backing-off mutation's time). What
+        a sender to the app's own backend blocks on instead of polling::
+
+            while store.outbox_wait():
+                taken = store.outbox_next(now_ms())
+                if taken is None:          # all pending ones back off
+                    time.sleep(0.05)
+                    continue
+                mid, ops = taken
+                ...                        # send; then commit, or fail
+
+        Raises:
+            MisuseError: a sync runs on the store (it sends the outbox itself), or the store
+                is closed (also while waiting).
+        """
+        out = c_int()
+        check(_outbox_wait(self._h, _timeout_ms(timeout_s), byref(out)))
+        return out.value != 0
 
     def fail(self, mid: int, transient: bool, reason: Optional[str], now_ms: int) -> None:
         """A send failed. A transient failure comes back pending after exponential backoff
@@ -556,3 +632,24 @@ class Store(SyncMixin):
         rc = _unsubscribe(self._h, sub.id)
         if rc and not quiet:
             raise_for(rc)
+
+
+def _timeout_ms(timeout_s: Optional[float]) -> int:
+    """Seconds (None: no limit) as the C waits' milliseconds (negative: no limit)."""
+    if timeout_s is None:
+        return -1
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)):
+        raise MisuseError(f"timeout_s must be a number of seconds or None, not {timeout_s!r}")
+    if timeout_s != timeout_s or timeout_s < 0:
+        raise MisuseError(f"timeout_s must not be negative, not {timeout_s!r}")
+    return min(int(timeout_s * 1000), 2**62)
+
+
+def _renames_json(renames: Sequence[Tuple[str, str, str]]) -> bytes:
+    """``(coll, from_key, to_key)`` triples as the JSON array the C commit takes."""
+    out = []
+    for r in renames:
+        if isinstance(r, (str, bytes)) or len(r) != 3 or not all(isinstance(x, str) for x in r):
+            raise InvalidError(f"a rename is a (coll, from_key, to_key) tuple of strings, not {r!r}")
+        out.append({"coll": r[0], "from": r[1], "to": r[2]})
+    return json.dumps(out, ensure_ascii=False).encode("utf-8", "surrogatepass")
