@@ -99,7 +99,8 @@ extern "C" {
 ** 1.1.0 added optimist_mutate_ext (optimist_mutate_options), optimist_put, optimist_put_fields
 ** and the retry policy at open (optimist_open_options version 2). 1.2.0 added
 ** optimist_get_into and optimist_get_confirmed_into. 1.3.0 added optimist_commit_with_renames,
-** optimist_mutation, optimist_wait_settled and optimist_outbox_wait. Nothing was removed or
+** optimist_mutation, optimist_wait_settled, optimist_outbox_wait and local-only stores
+** (optimist_open_options version 3). Nothing was removed or
 ** changed: the SONAME stays liboptimist.so.1.
 */
 #define OPTIMIST_VERSION        "1.3.0"
@@ -257,6 +258,18 @@ int optimist_open(const char *path, optimist_store **out);
 ** max_attempts, base_delay_ms and max_delay_ms (version 2) are the retry policy the store opens
 ** with, as optimist_set_retry_policy sets it later: max_attempts below 1 or a negative delay is
 ** OPTIMIST_MISUSE. A version 1 struct (without them) opens with the default policy.
+**
+** local_only (version 3; 0 or 1, else OPTIMIST_MISUSE) opens a store with no server: the store
+** is its own authority. Each mutation commits once the background writer has it on disk (in
+** memory: at once, before optimist_mutate returns), with no commit loop of yours: when
+** optimist_flush returns OPTIMIST_OK, every mutation made before it is committed, and one the
+** file held pending at the open commits during the open. When a disk write fails, the
+** mutations it held are settled by their policy: rolled back (listeners hear cause
+** OPTIMIST_CAUSE_ROLLBACK) or, under OPTIMIST_POLICY_KEEP, kept visible as OPTIMIST_FAILED
+** (OPTIMIST_CAUSE_FAIL), each with the failure as its "last_error" (optimist_mutation), and
+** optimist_flush returns the failure. A local-only store has no outbox to send:
+** optimist_outbox_next, optimist_outbox_wait and optimist_sync_start return OPTIMIST_MISUSE. It
+** is given at each open; the file does not remember it.
 */
 typedef struct optimist_open_options {
     unsigned int version;           /* OPTIMIST_OPEN_OPTIONS_VERSION */
@@ -265,12 +278,14 @@ typedef struct optimist_open_options {
     int max_attempts;               /* 5: sends a mutation may have (see optimist_fail) */
     int64_t base_delay_ms;          /* 1000: the backoff after the first failed attempt */
     int64_t max_delay_ms;           /* 60000: the cap on the backoff */
+    /* version 3 */
+    int local_only;                 /* 0: commits come from a sync or your sender; 1: local-only */
 } optimist_open_options;
 
-#define OPTIMIST_OPEN_OPTIONS_VERSION 2
+#define OPTIMIST_OPEN_OPTIONS_VERSION 3
 #define OPTIMIST_CACHE_BYTES_DEFAULT ((size_t)32 << 20)
 #define OPTIMIST_OPEN_OPTIONS_INIT \
-    { OPTIMIST_OPEN_OPTIONS_VERSION, OPTIMIST_CACHE_BYTES_DEFAULT, 5, 1000, 60000 }
+    { OPTIMIST_OPEN_OPTIONS_VERSION, OPTIMIST_CACHE_BYTES_DEFAULT, 5, 1000, 60000, 0 }
 
 /*
 ** optimist_open with options (opts NULL: the defaults, as optimist_open). Returns what

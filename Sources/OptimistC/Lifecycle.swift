@@ -28,6 +28,7 @@ public func optimist_open_ext(_ path: UnsafePointer<CChar>?, _ opts: UnsafePoint
         let p = try optionalText(path, "path")
         var cacheBytes = defaultCacheBytes
         var retryPolicy = RetryPolicy()
+        var localOnly = false
         if let opts {
             typealias O = optimist_open_options
             let raw = UnsafeRawPointer(opts)
@@ -40,8 +41,13 @@ public func optimist_open_ext(_ path: UnsafePointer<CChar>?, _ opts: UnsafePoint
                 retryPolicy = try checkedRetryPolicy(member(raw, \O.max_attempts), member(raw, \O.base_delay_ms),
                                                      member(raw, \O.max_delay_ms))
             }
+            if version >= 3 {
+                let flag: Int32 = member(raw, \O.local_only)
+                guard flag == 0 || flag == 1 else { throw .misuse("optimist_open_options.local_only must be 0 or 1 (got \(flag))") }
+                localOnly = flag == 1
+            }
         }
-        let s = try Store.open(path: p, retryPolicy: retryPolicy, cacheBytes: cacheBytes)
+        let s = try Store.open(path: p, retryPolicy: retryPolicy, cacheBytes: cacheBytes, localOnly: localOnly)
         out.pointee = makeStoreHandle(s)
     }
 }

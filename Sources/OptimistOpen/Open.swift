@@ -25,19 +25,45 @@ extension Store {
     /// `BUSY`). After a crash, new mutation ids skip `SQLiteStoreFile.idGapAfterCrash` ids, so an
     /// id that reached a server but never the disk is not reused.
     ///
+    /// `localOnly` opens a store with no server: the store is its own authority. Each mutation
+    /// commits once the background writer has it on disk (in memory: at once), with no commit
+    /// loop of yours: when ``/OptimistCore/Store/flush()`` returns, every mutation made before
+    /// it is committed, and one the file held pending at the open commits at the open. A
+    /// failed disk write settles the mutations it held by their policy: rolled back (cause
+    /// `.rollback`), or kept visible as failed under `.keep` (cause `.fail`), with the failure
+    /// as their `lastError`. A local-only store has no outbox to send: `outboxNext`,
+    /// `outboxWait`, `dueMutations` and `startSync` are `.misuse`. It is given at each open;
+    /// the file does not remember it.
+    ///
+    /// ```swift
+    /// // A habit tracker with no server: taps are saved, nothing is sent.
+    /// let store = try Store.open(path: dir + "/habits.db", localOnly: true)
+    /// try store.mutate([.incr(collection: "habits", key: "run", field: "count", delta: 1)])
+    /// ```
+    ///
     /// - Throws: `.misuse` when `cacheBytes` is not positive; `.io` when the path cannot be
     ///   created or written; `.corrupt` when the file is not an Optimist store or is damaged;
     ///   `.busy` when the file is open elsewhere.
     public static func open(path: String?, retryPolicy: RetryPolicy = RetryPolicy(),
-                            cacheBytes: Int = defaultCacheBytes) throws(OptimistError) -> Store {
+                            cacheBytes: Int = defaultCacheBytes, localOnly: Bool = false) throws(OptimistError) -> Store {
         let budget = try Store.checkedCacheBytes(cacheBytes)
-        guard let path else { return try Store(retryPolicy: retryPolicy, cacheBytes: budget) }
-        let (snapshot, journal, storage) = try SQLiteStoreFile.open(path: path, cacheBytes: budget)
-        do {
-            return try Store(restoring: snapshot, storage: storage, sink: journal, retryPolicy: retryPolicy)
-        } catch {
-            try? journal.close()
+        let store: Store
+        if let path {
+            let (snapshot, journal, storage) = try SQLiteStoreFile.open(path: path, cacheBytes: budget)
+            do {
+                store = try Store(restoring: snapshot, storage: storage, sink: journal, retryPolicy: retryPolicy)
+            } catch {
+                try? journal.close()
+                throw error
+            }
+        } else {
+            store = try Store(retryPolicy: retryPolicy, cacheBytes: budget)
+        }
+        guard localOnly else { return store }
+        do throws(OptimistError) { try store.becomeLocalOnly() } catch {
+            try? store.close()
             throw error
         }
+        return store
     }
 }

@@ -141,7 +141,7 @@ static int send_and_fail(optimist_store *s, uint64_t id, int64_t now_ms) {
  * program built against the first header passes it, opens with the default policy. */
 static void test_open_retry_policy(void) {
     optimist_open_options o = OPTIMIST_OPEN_OPTIONS_INIT;
-    CHECK(o.version == 2 && o.max_attempts == 5 && o.base_delay_ms == 1000 && o.max_delay_ms == 60000);
+    CHECK(o.version == 3 && o.local_only == 0 && o.max_attempts == 5 && o.base_delay_ms == 1000 && o.max_delay_ms == 60000);
     optimist_store *s = NULL;
     o.max_attempts = 0;
     CHECK_FAILS(optimist_open_ext(NULL, &o, &s), OPTIMIST_MISUSE);

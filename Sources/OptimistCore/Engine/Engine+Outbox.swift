@@ -51,6 +51,18 @@ extension Engine {
         failForGood(m)
     }
 
+    /// A local-only store's pending mutation whose write failed: settled by its policy at
+    /// once (no retries: the disk is the authority), its change's cause the policy's
+    /// (`.rollback`, or `.fail` for a kept failure), `reason` its last error.
+    func failLocally(_ m: LiveMutation, reason: String) {
+        guard m.record.status == .pending else { return }
+        removeDue(m.record)
+        m.record.lastError = reason
+        cause = m.record.policy == .rollback ? .rollback : .fail
+        noteStatusChange(m, cause)
+        failForGood(m)
+    }
+
     /// Back to pending, due `wait` ms after `now`.
     func backOff(_ m: LiveMutation, now: Int64, wait: Int64) {
         m.record.status = .pending

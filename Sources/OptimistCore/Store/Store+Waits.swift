@@ -39,7 +39,8 @@ extension Store {
     /// - Throws: `.misuse` while a sync runs (it sends the outbox itself), in a local-only
     ///   store, or when the store is closed (also while waiting).
     public func outboxWait(timeoutMs: Int64) throws(OptimistError) -> Bool {
-        try signal.wait(timeoutMs: timeoutMs) { () throws(OptimistError) -> Bool? in
+        if isLocalOnly { throw Self.localOnlyHasNoOutbox }
+        return try signal.wait(timeoutMs: timeoutMs) { () throws(OptimistError) -> Bool? in
             try read { e throws(OptimistError) -> Bool? in
                 guard e.attachment == nil else { throw .misuse("a sync is running: it sends the outbox itself") }
                 return e.due.isEmpty ? nil : true

@@ -58,6 +58,9 @@ public final class Store: Sendable {
     /// handle check); calls still check under the lock.
     private let closedFlag = Atomic<Bool>(false)
     private let staging = Atomic<Int>(Store.defaultStagingThreshold)
+    /// 0: the store has an authority (a sync, or the app's own sender); 1: local-only in
+    /// memory; 2: local-only on a store file (see `Store+LocalOnly.swift`).
+    let localOnlyFlag = Atomic<Int>(0)
     /// Whether the storage defers upkeep to ``upkeepIfDue()`` (see ``init(engine:sink:retryPolicy:)``).
     private let hasUpkeep: Bool
     /// Visible records for gets that take no state lock (see ``ReadCache``).
@@ -361,7 +364,9 @@ public final class Store: Sendable {
     /// ``mutate(_:dedupeKey:policy:)`` of ops the caller already found within `Limits`
     /// (the C entry points, which tally the ops as they build them: `Limits/Tally`).
     package func mutate(checked ops: [Op], dedupeKey: String?, policy: FailurePolicy) throws(OptimistError) -> MutationID {
-        try change(.mutate) { e throws(OptimistError) in try e.mutate(ops, dedupeKey: dedupeKey, policy: policy) }
+        let id = try change(.mutate) { e throws(OptimistError) in try e.mutate(ops, dedupeKey: dedupeKey, policy: policy) }
+        if commitsAtOnce { try commit(id) }
+        return id
     }
 
     /// ``mutate(_:dedupeKey:policy:)`` of one put, with the default options: what a tap
@@ -371,7 +376,9 @@ public final class Store: Sendable {
     /// build it, `Limits/Tally`).
     package func mutate(checkedPut collection: Key, _ key: Key, _ value: Record) throws(OptimistError) -> MutationID {
         let ops = [Op.put(collection: collection, key: key, value: value)]
-        return try change(.mutate) { e throws(OptimistError) in try e.mutate(put: collection, key, value, ops: ops) }
+        let id = try change(.mutate) { e throws(OptimistError) in try e.mutate(put: collection, key, value, ops: ops) }
+        if commitsAtOnce { try commit(id) }
+        return id
     }
 
     /// The authority accepted mutation `id`: `C := apply(serverOps ?? its own ops, C)`.
@@ -477,7 +484,8 @@ public final class Store: Sendable {
     ///
     /// - Throws: `.misuse` while a sync runs (it sends the outbox itself).
     public func outboxNext(now: Int64) throws(OptimistError) -> MutationRecord? {
-        try change(.sync) { e throws(OptimistError) in
+        if isLocalOnly { throw Self.localOnlyHasNoOutbox }
+        return try change(.sync) { e throws(OptimistError) in
             guard e.attachment == nil else { throw .misuse("a sync is running: it sends the outbox itself") }
             return e.outboxNext(now: now)
         }
@@ -572,12 +580,26 @@ public final class Store: Sendable {
     // MARK: Life
 
     /// Returns once everything that happened before the call is durable (no-op in memory).
+    /// In a local-only store, every mutation made before the call is then committed (or,
+    /// when the write failed, settled by its policy, and the failure thrown).
     public func flush() throws(OptimistError) {
+        if localOnlyFlag.load(ordering: .acquiring) == 2 {
+            try settleLocal()
+            // The commits themselves durable too.
+        }
+        try flushJournal()
+    }
+
+    /// ``flush()`` of the journal alone: everything before the call on disk. With
+    /// `reportingEarlier` false, a background failure already over (not reported yet) is left
+    /// for the next call to report: only a write of what this flush waits for that fails
+    /// throws (the local-only commit round, whose mutations an earlier failure did not hold).
+    func flushJournal(reportingEarlier: Bool = true) throws(OptimistError) {
         // Behind the writers' lock: a change readers already see (its state-lock hold is
         // over) may still be handing its journal to the sink, and the flush must cover it
         // (crash_sweep caught a pull's cursor read before a flush and lost after it).
         try confirmedWriters.locked { () throws(OptimistError) in try writers.locked { () throws(OptimistError) in try read { _ in } } }
-        if let error = sink?.takeError() { throw error }
+        if reportingEarlier, let error = sink?.takeError() { throw error }
         try sink?.flush()
     }
 

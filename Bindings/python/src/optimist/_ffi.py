@@ -103,14 +103,14 @@ SYNC_LISTENER = CFUNCTYPE(None, c_void_p, c_char_p)
 QUERY_LISTENER = CFUNCTYPE(None, c_void_p, c_char_p, c_size_t)
 
 #: ``OPTIMIST_OPEN_OPTIONS_VERSION`` and ``OPTIMIST_CACHE_BYTES_DEFAULT``.
-OPEN_OPTIONS_VERSION = 2
+OPEN_OPTIONS_VERSION = 3
 CACHE_BYTES_DEFAULT = 32 << 20
 #: The retry policy of ``OPTIMIST_OPEN_OPTIONS_INIT``: max_attempts, base_delay_ms, max_delay_ms.
 RETRY_POLICY_DEFAULT = (5, 1000, 60000)
 
 
 class OpenOptions(Structure):
-    """``optimist_open_options`` (version 2), passed by reference to ``optimist_open_ext``.
+    """``optimist_open_options`` (version 3), passed by reference to ``optimist_open_ext``.
     :meth:`defaults` is ``OPTIMIST_OPEN_OPTIONS_INIT``."""
 
     _fields_ = [
@@ -119,11 +119,12 @@ class OpenOptions(Structure):
         ("max_attempts", c_int),
         ("base_delay_ms", c_int64),
         ("max_delay_ms", c_int64),
+        ("local_only", c_int),
     ]
 
     @classmethod
     def defaults(cls) -> "OpenOptions":
-        return cls(OPEN_OPTIONS_VERSION, CACHE_BYTES_DEFAULT, *RETRY_POLICY_DEFAULT)
+        return cls(OPEN_OPTIONS_VERSION, CACHE_BYTES_DEFAULT, *RETRY_POLICY_DEFAULT, 0)
 
 
 #: ``OPTIMIST_MUTATE_OPTIONS_VERSION``: the members :class:`MutateOptions` has.

@@ -95,11 +95,25 @@ class Store(SyncMixin):
     threads at once. :meth:`sync_start` lets the library send and pull by itself (the
     ``sync_*`` methods come from :class:`optimist._sync.SyncMixin`).
 
+    ``local_only=True`` opens a store with no server: each mutation commits once the
+    background writer has it on disk (in memory: at once), so after :meth:`flush` every
+    mutation made before it is committed; one the file held pending commits at the open. A
+    failed disk write rolls the mutations it held back (or, policy ``"keep"``, leaves them
+    ``"failed"``), with the failure as their ``last_error``. Such a store has no outbox to
+    send: :meth:`outbox_next`, :meth:`outbox_wait` and :meth:`sync_start` raise
+    :class:`MisuseError`. Give it at each open (the file does not remember it)::
+
+        with optimist.Store("habits.db", local_only=True) as store:
+            mid = store.mutate([optimist.incr("habits", "run", "count", 1)])
+            store.flush()
+            assert store.status(mid) == "committed"
+
     Raises:
         StoreIOError, CorruptError, BusyError: the file could not be opened.
     """
 
-    def __init__(self, path: Optional[PathLike] = None, *, cache_bytes: Optional[int] = None) -> None:
+    def __init__(self, path: Optional[PathLike] = None, *, cache_bytes: Optional[int] = None,
+                 local_only: bool = False) -> None:
         self._h: Optional[c_void_p] = None
         #: The handle as an int, for the C accelerator (see _fast); it stays valid after close.
         self._hv = 0
@@ -112,13 +126,17 @@ class Store(SyncMixin):
         if p is not None and b"\0" in p:
             raise MisuseError("path must not contain a NUL character")
         h = c_void_p()
-        if cache_bytes is None:
+        if not isinstance(local_only, bool):
+            raise MisuseError(f"local_only must be True or False, not {local_only!r}")
+        if cache_bytes is None and not local_only:
             check(_open(p, byref(h)))
         else:
-            if isinstance(cache_bytes, bool) or not isinstance(cache_bytes, int) or cache_bytes <= 0:
-                raise MisuseError(f"cache_bytes must be a positive int, not {cache_bytes!r}")
             opts = _ffi.OpenOptions.defaults()
-            opts.cache_bytes = min(cache_bytes, 1 << 48)
+            if cache_bytes is not None:
+                if isinstance(cache_bytes, bool) or not isinstance(cache_bytes, int) or cache_bytes <= 0:
+                    raise MisuseError(f"cache_bytes must be a positive int, not {cache_bytes!r}")
+                opts.cache_bytes = min(cache_bytes, 1 << 48)
+            opts.local_only = 1 if local_only else 0
             check(_open_ext(p, byref(opts), byref(h)))
         self._h = h
         self._hv = h.value
