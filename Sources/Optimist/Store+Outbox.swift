@@ -33,9 +33,9 @@ extension Store {
     }
 
     /// The mutations to send, as they become due: each one the sequence yields is handed out
-    /// (now `.inflight`, as ``outboxNext(now:)`` does), for you to send to your own backend
-    /// and then ``commit(_:serverOps:)`` (or ``commit(_:serverOps:renames:)`` when the backend
-    /// gives its own keys), ``fail(_:transient:reason:now:)`` or ``rollback(_:reason:)``. It
+    /// (now `.inflight`, as ``/OptimistCore/Store/outboxNext(now:)`` does), for you to send to your own backend
+    /// and then ``/OptimistCore/Store/commit(_:serverOps:)`` (or ``/OptimistCore/Store/commit(_:serverOps:renames:)`` when the backend
+    /// gives its own keys), ``/OptimistCore/Store/fail(_:transient:reason:now:)`` or ``/OptimistCore/Store/rollback(_:reason:)``. It
     /// waits, without a thread of yours and without polling, while nothing is due: for a new
     /// mutation, a retry, or a backoff's end.
     ///
@@ -54,7 +54,7 @@ extension Store {
     ///
     /// The sequence ends when its task is cancelled or the store closes. `now` is the clock
     /// backoff times are on: pass the same one to `fail(now:)` (the default is the library's
-    /// monotonic milliseconds, ``Store/monotonicNow()``). One sender at a time: two sequences
+    /// monotonic milliseconds, ``OptimistCore/Store/monotonicNow()``). One sender at a time: two sequences
     /// on one store split the outbox between them, out of order.
     ///
     /// - Throws: from the iteration, `.misuse` while a sync runs on the store (it sends the
@@ -64,12 +64,12 @@ extension Store {
     }
 
     /// The library's monotonic clock in milliseconds: what ``dueMutations(now:)`` reads by
-    /// default, for the `now` of ``fail(_:transient:reason:now:)``.
+    /// default, for the `now` of ``/OptimistCore/Store/fail(_:transient:reason:now:)``.
     @Sendable public static func monotonicNow() -> Int64 { monotonicMilliseconds() }
 }
 
 /// The due mutations of a store, handed out one by one as they become due (see
-/// ``Store/dueMutations(now:)``).
+/// ``OptimistCore/Store/dueMutations(now:)``).
 public struct DueMutations: AsyncSequence, Sendable {
     public typealias Element = MutationRecord
     public typealias Failure = OptimistError
