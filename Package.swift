@@ -1,17 +1,16 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// SwiftPM refuses unsafe flags in packages fetched by URL; such dependents set
-// OPTIMIST_PORTABLE=1 and get the same code with the runtime's exclusivity checks left on.
-let portable = Context.environment["OPTIMIST_PORTABLE"] != nil
-// The engine's state lives in classes behind one lock; the runtime's per-access exclusivity
-// bookkeeping was a large share of a mutate's instructions, and of the C entry points' and
-// the background writer's (BENCHMARKS.md, past rounds: f88c837). Debug builds (and so the
-// tests) keep the checks.
-let unchecked: [SwiftSetting] = portable ? [] : [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+// No target carries unsafe flags: SwiftPM refuses them in a package fetched by URL, so an app
+// adds this package by URL and builds in debug and release with nothing set. The C library
+// (liboptimist.so, built by CMake: cmake/OptimistSwiftLibrary.cmake) passes
+// -enforce-exclusivity=unchecked on its own command line instead, where the runtime's
+// per-access exclusivity bookkeeping was a large share of a C tap's instructions
+// (BENCHMARKS.md, "Exclusivity checks").
 
 let package = Package(
     name: "Optimist",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2), .macCatalyst(.v18)],
     products: [
         // The Swift API: the engine, SQLite persistence and the sync.
         // OptimistFoundation rides along so `Date` fields are stored as ISO 8601 text; it is a
@@ -26,6 +25,9 @@ let package = Package(
         // The wire protocol, written once: the sync sends and checks with it, the reference
         // server checks and answers with it.
         .library(name: "OptimistProtocol", targets: ["OptimistProtocol"]),
+        // The sync over URLSession (Apple platforms use it by default; on Linux it comes with
+        // FoundationNetworking, for an app that wants it).
+        .library(name: "OptimistURLSession", targets: ["OptimistURLSession"]),
     ],
     targets: [
         // The layers, bottom up. Tests/Layering/layers.txt writes the allowed imports down once;
@@ -37,24 +39,33 @@ let package = Package(
         .target(name: "OptimistThreads"),
         // The model: keys, records and JSON, ops, errors, mutation and status types, the
         // packed-ops format. No I/O, no Foundation, no threads.
-        .target(name: "OptimistModel", swiftSettings: unchecked),
+        .target(name: "OptimistModel"),
         // The engine (confirmed state behind a storage port, pending chains, outbox, views,
         // subscriptions, freshness) and `Store` (threads, locks, publication). No I/O.
-        .target(name: "OptimistCore", dependencies: ["OptimistModel", "OptimistThreads"], swiftSettings: unchecked),
+        .target(name: "OptimistCore", dependencies: ["OptimistModel", "OptimistThreads"]),
         // The wire protocol: typed push and pull messages, each with its encoding and its checked
         // decoding, for the client's sync and the server alike.
-        .target(name: "OptimistProtocol", dependencies: ["OptimistModel"], swiftSettings: unchecked),
+        .target(name: "OptimistProtocol", dependencies: ["OptimistModel"]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Store files: the background writer, the loader, the file format (also read by the CLI).
-        .target(name: "OptimistSQLite", dependencies: ["OptimistModel", "OptimistCore", "OptimistThreads", "CSQLite"], swiftSettings: unchecked),
+        .target(name: "OptimistSQLite", dependencies: ["OptimistModel", "OptimistCore", "OptimistThreads", "CSQLite"]),
         // The sync: its schedule and thread, over a transport port.
-        .target(name: "OptimistSync", dependencies: ["OptimistModel", "OptimistProtocol", "OptimistCore", "OptimistThreads"], swiftSettings: unchecked),
+        .target(name: "OptimistSync", dependencies: ["OptimistModel", "OptimistProtocol", "OptimistCore", "OptimistThreads"]),
         // The built-in HTTP transport (the system libcurl).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        .target(name: "OptimistCurl", dependencies: ["OptimistModel", "OptimistSync", "CCurl"], swiftSettings: unchecked),
+        .target(name: "OptimistCurl", dependencies: ["OptimistModel", "OptimistSync", "CCurl"]),
         // Opening a store (memory or file) and starting the default sync: what the two hosts
         // below share.
-        .target(name: "OptimistOpen", dependencies: ["OptimistModel", "OptimistCore", "OptimistSQLite", "OptimistSync", "OptimistCurl", "OptimistThreads"], swiftSettings: unchecked),
+        // libcurl is the transport where it is the system's HTTP stack (Linux); Apple platforms
+        // use URLSession (OptimistURLSession), and link no libcurl.
+        .target(name: "OptimistOpen", dependencies: [
+            "OptimistModel", "OptimistCore", "OptimistSQLite", "OptimistSync", "OptimistThreads",
+            .target(name: "OptimistCurl", condition: .when(platforms: [.linux, .android])),
+            .target(name: "OptimistURLSession", condition: .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .macCatalyst])),
+        ]),
+        // The URLSession transport (Foundation): the default on Apple platforms, and a product of
+        // its own elsewhere, for an app that wants its own session.
+        .target(name: "OptimistURLSession", dependencies: ["OptimistModel", "OptimistSync"]),
         // The Swift API apps import: re-exports the model, the store and the sync; Codable
         // records and typed collections, observation, async waits.
         .target(name: "Optimist", dependencies: ["OptimistModel", "OptimistThreads", "OptimistCore", "OptimistSync", "OptimistOpen"]),
@@ -68,7 +79,7 @@ let package = Package(
         // A target names every module whose types it uses among its dependencies: SwiftPM's
         // incremental build follows only the dependencies named (a stale field offset of `Store`
         // once made `optimist_client_id` return an empty string).
-        .target(name: "OptimistC", dependencies: ["OptimistModel", "OptimistCore", "OptimistSync", "OptimistOpen", "COptimist"], exclude: ["exports.map"], swiftSettings: unchecked),
+        .target(name: "OptimistC", dependencies: ["OptimistModel", "OptimistCore", "OptimistSync", "OptimistOpen", "COptimist"], exclude: ["exports.map"]),
         // The `optimist` command-line tool (inspect, outbox, explain, dump): reads store files
         // through OptimistSQLite's schema and decoders, also one another process has open, without
         // the library's open path (see Sources/OptimistCLI/FileSnapshot.swift). CMake installs it
@@ -76,6 +87,8 @@ let package = Package(
         .executableTarget(name: "optimist-cli", dependencies: ["OptimistModel", "OptimistSQLite", "COptimist"], path: "Sources/OptimistCLI"),
         // Microbenchmarks (Benchmarks/run builds this in release mode).
         .executableTarget(name: "optimist-bench", dependencies: ["Optimist", "OptimistModel", "OptimistCore", "OptimistSQLite", "OptimistOpen", "OptimistFoundation", "CSQLite"], path: "Benchmarks/Swift"),
+        // A sync client over URLSessionTransport, for the end-to-end suite (Tests/e2e/test_urlsession.py).
+        .executableTarget(name: "optimist-urlsession-client", dependencies: ["Optimist", "OptimistURLSession"], path: "Tests/URLSessionClient"),
         // A child process the crash tests kill with SIGKILL.
         .executableTarget(name: "optimist-crash-child", dependencies: ["OptimistModel", "OptimistCore", "OptimistSQLite", "OptimistOpen", "OptimistC"], path: "Tests/CrashChild"),
         // What several test targets share: seeded randomness, op shorthands, the naive model

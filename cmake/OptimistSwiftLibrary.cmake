@@ -26,6 +26,14 @@ else()
   set(_optimist_swift_config release)
   set(_optimist_swift_config_flags)
 endif()
+# The C library's optimized builds leave out the runtime's exclusivity bookkeeping: the engine's
+# state lives in classes behind one lock, and the dynamic per-access checks were a large share
+# of a C tap's instructions (BENCHMARKS.md, "Exclusivity checks"). Given here, on the command
+# line, not in Package.swift: SwiftPM refuses unsafe flags in a package an app adds by URL, so
+# the Swift API apps build keeps the checks.
+if(_optimist_swift_config STREQUAL "release")
+  list(APPEND _optimist_swift_config_flags -Xswiftc -enforce-exclusivity=unchecked)
+endif()
 # SwiftPM's full LTO (its option is still named experimental; the compiler side is LLVM's
 # ordinary LTO): the modules are compiled to bitcode and optimized together at the link.
 if(OPTIMIST_LTO AND _optimist_swift_config STREQUAL "release")

@@ -4,7 +4,7 @@
 # documentation (warnings fail it), CTest (C tests, the libffi scenario
 # shim, install and example tests), the same C tests under sanitizers, a short run of every
 # fuzz target (scripts/fuzz.sh), pytest over the Python package (with its C accelerator and
-# orjson, and without them), and the Swift quick start.
+# orjson, and without them), the Swift quick start, and the package added by URL as an app does.
 # Prints each suite's summary and exits non-zero if any suite fails.
 #
 #   bash scripts/test.sh            # everything
@@ -83,6 +83,9 @@ python_ctypes_tests() {
 # The Swift API's DocC catalog and doc comments (scripts/docs.sh): fails on any DocC warning.
 docs_build() { bash scripts/docs.sh "$ROOT/build/docs"; }
 swift_quickstart() { swift run --package-path examples/swift --scratch-path "$ROOT/build/swift-quickstart" habits-quickstart; }
+# The package as an app adds it: by a file:// URL and a version tag, built in debug and release
+# with no environment variable, and run (SwiftPM refuses unsafe flags in such a package).
+consumer_package() { bash Tests/Consumer/run.sh; }
 # The reference server (debug: its first build is several times faster than release) against
 # SQLite and a throwaway PostgreSQL; then the clients and the server end to end.
 server_tests() { OPTIMIST_SERVER_CONFIG=debug bash Server/run-tests.sh; }
@@ -108,6 +111,7 @@ run_suite python 'passed|failed' python_tests
 run_suite python-stdlib-json 'passed|failed' python_stdlib_json_tests
 run_suite python-ctypes 'passed|failed' python_ctypes_tests
 run_suite swift-quickstart 'habits-quickstart|done' swift_quickstart
+run_suite consumer 'consumer: ' consumer_package
 run_suite server 'passed|failed' server_tests
 run_suite e2e 'passed|failed' e2e_tests
 

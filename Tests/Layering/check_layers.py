@@ -42,6 +42,9 @@ def read_layers(path):
 def targets_of(package_swift, base):
     """target name -> (source folder, declared dependencies) for one Package.swift."""
     text = open(package_swift).read()
+    # A dependency on a platform's condition (`.target(name: "X", condition: .when(...))`) is
+    # the dependency "X": written so, it is not read as a target of its own.
+    text = re.sub(r'\.target\(name:\s*("[^"]+"),\s*condition:\s*\.when\([^)]*\)\)', r"\1", text)
     found = {}
     # Each target call starts at `.target(` etc.; cut the text there and read its arguments.
     starts = [m.start() for m in re.finditer(r"\.(?:target|testTarget|executableTarget|systemLibrary)\(\s*name:", text)]
