@@ -99,8 +99,8 @@ extern "C" {
 ** 1.1.0 added optimist_mutate_ext (optimist_mutate_options), optimist_put, optimist_put_fields
 ** and the retry policy at open (optimist_open_options version 2). 1.2.0 added
 ** optimist_get_into and optimist_get_confirmed_into. 1.3.0 added optimist_commit_with_renames,
-** optimist_mutation, optimist_wait_settled, optimist_outbox_wait and local-only stores
-** (optimist_open_options version 3). Nothing was removed or
+** optimist_mutation, optimist_wait_settled, optimist_outbox_wait, and local-only and read-only
+** stores (optimist_open_options version 3). Nothing was removed or
 ** changed: the SONAME stays liboptimist.so.1.
 */
 #define OPTIMIST_VERSION        "1.3.0"
@@ -270,6 +270,17 @@ int optimist_open(const char *path, optimist_store **out);
 ** optimist_flush returns the failure. A local-only store has no outbox to send:
 ** optimist_outbox_next, optimist_outbox_wait and optimist_sync_start return OPTIMIST_MISUSE. It
 ** is given at each open; the file does not remember it.
+**
+** read_only (version 3; 0 or 1, else OPTIMIST_MISUSE) opens a store file that another process
+** may have open (a widget beside its app, a tool, a test) without waiting for it or disturbing
+** it: never OPTIMIST_BUSY, and the other process's writes and flushes never fail because of it.
+** The store shows the file as it was at the open: everything the other process had flushed by
+** then, its not-yet-ended mutations included (as the visible state), nothing later. Reads, live
+** queries and subscriptions work; every change (a mutate, a commit, optimist_server_apply, a
+** view definition, optimist_outbox_next, optimist_sync_start) returns OPTIMIST_MISUSE. The open
+** copies the file and its write-ahead log into a new private directory under TMPDIR (time and
+** temporary disk space of the file's size), removed at optimist_close; open again to see later
+** changes. A NULL path, or local_only as well, is OPTIMIST_MISUSE; a missing file OPTIMIST_IO.
 */
 typedef struct optimist_open_options {
     unsigned int version;           /* OPTIMIST_OPEN_OPTIONS_VERSION */
@@ -280,12 +291,13 @@ typedef struct optimist_open_options {
     int64_t max_delay_ms;           /* 60000: the cap on the backoff */
     /* version 3 */
     int local_only;                 /* 0: commits come from a sync or your sender; 1: local-only */
+    int read_only;                  /* 0; 1: a copy of a file another process may hold, no changes */
 } optimist_open_options;
 
 #define OPTIMIST_OPEN_OPTIONS_VERSION 3
 #define OPTIMIST_CACHE_BYTES_DEFAULT ((size_t)32 << 20)
 #define OPTIMIST_OPEN_OPTIONS_INIT \
-    { OPTIMIST_OPEN_OPTIONS_VERSION, OPTIMIST_CACHE_BYTES_DEFAULT, 5, 1000, 60000, 0 }
+    { OPTIMIST_OPEN_OPTIONS_VERSION, OPTIMIST_CACHE_BYTES_DEFAULT, 5, 1000, 60000, 0, 0 }
 
 /*
 ** optimist_open with options (opts NULL: the defaults, as optimist_open). Returns what

@@ -29,6 +29,7 @@ public func optimist_open_ext(_ path: UnsafePointer<CChar>?, _ opts: UnsafePoint
         var cacheBytes = defaultCacheBytes
         var retryPolicy = RetryPolicy()
         var localOnly = false
+        var readOnly = false
         if let opts {
             typealias O = optimist_open_options
             let raw = UnsafeRawPointer(opts)
@@ -45,9 +46,12 @@ public func optimist_open_ext(_ path: UnsafePointer<CChar>?, _ opts: UnsafePoint
                 let flag: Int32 = member(raw, \O.local_only)
                 guard flag == 0 || flag == 1 else { throw .misuse("optimist_open_options.local_only must be 0 or 1 (got \(flag))") }
                 localOnly = flag == 1
+                let ro: Int32 = member(raw, \O.read_only)
+                guard ro == 0 || ro == 1 else { throw .misuse("optimist_open_options.read_only must be 0 or 1 (got \(ro))") }
+                readOnly = ro == 1
             }
         }
-        let s = try Store.open(path: p, retryPolicy: retryPolicy, cacheBytes: cacheBytes, localOnly: localOnly)
+        let s = try Store.open(path: p, retryPolicy: retryPolicy, cacheBytes: cacheBytes, localOnly: localOnly, readOnly: readOnly)
         out.pointee = makeStoreHandle(s)
     }
 }

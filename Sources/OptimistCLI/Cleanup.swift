@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import OptimistSQLite
 
 /// Removes the scratch copy when the tool ends, also when a signal ends it (Ctrl-C, a closed
 /// pipe as in `optimist dump FILE | head`, a kill): the copy holds the store's data.
@@ -8,14 +9,13 @@ import Glibc
 /// The paths are kept as C strings made in advance, so the signal handler only calls
 /// `unlink`, `rmdir` and `_exit`, which are safe there.
 enum Cleanup {
-    private static let names = ["/store.db", "/store.db-wal", "/store.db-journal", "/store.db-shm"]
     /// The scratch files, then the directory (last), or empty.
     nonisolated(unsafe) private static var paths: [UnsafeMutablePointer<CChar>] = []
 
     /// Arms the cleanup of `directory` (one at a time).
     static func register(_ directory: String) {
         remove()
-        paths = names.map { strdup(directory + $0)! } + [strdup(directory)!]
+        paths = StoreFileCopy.files(in: directory).map { strdup($0)! } + [strdup(directory)!]
         for sig in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] {
             signal(sig) { sig in
                 Cleanup.removeFiles()

@@ -41,12 +41,45 @@ extension Store {
     /// try store.mutate([.incr(collection: "habits", key: "run", field: "count", delta: 1)])
     /// ```
     ///
-    /// - Throws: `.misuse` when `cacheBytes` is not positive; `.io` when the path cannot be
-    ///   created or written; `.corrupt` when the file is not an Optimist store or is damaged;
-    ///   `.busy` when the file is open elsewhere.
+    /// `readOnly` opens a store file that another process may have open (a widget or an
+    /// extension beside its app, the CLI, a test), without waiting for it or disturbing it: the
+    /// store shows the file as it was at the open, everything the other process had flushed by
+    /// then (its not-yet-ended mutations too, as the visible state). Reads, live queries and
+    /// subscriptions work; every change is `.misuse`. The open copies the file and its log to
+    /// a private temporary directory (`TMPDIR`; O(file size)), removed at the close; open again
+    /// to see later changes.
+    ///
+    /// ```swift
+    /// // In the widget: the app's store, in their shared App Group container.
+    /// let store = try Store.open(path: groupURL.appendingPathComponent("app.db").path, readOnly: true)
+    /// let today = try store.scan("logs", prefix: "2026-11-27/")
+    /// ```
+    ///
+    /// - Throws: `.misuse` when `cacheBytes` is not positive, or `readOnly` with no path or
+    ///   with `localOnly`; `.io` when the path cannot be created or written (read-only: read);
+    ///   `.corrupt` when the file is not an Optimist store or is damaged; `.busy` when the file
+    ///   is open elsewhere (never for `readOnly`).
     public static func open(path: String?, retryPolicy: RetryPolicy = RetryPolicy(),
-                            cacheBytes: Int = defaultCacheBytes, localOnly: Bool = false) throws(OptimistError) -> Store {
+                            cacheBytes: Int = defaultCacheBytes, localOnly: Bool = false,
+                            readOnly: Bool = false) throws(OptimistError) -> Store {
         let budget = try Store.checkedCacheBytes(cacheBytes)
+        if readOnly {
+            guard let path else { throw .misuse("read-only needs a store file's path (an in-memory store has nothing to read)") }
+            guard !localOnly else { throw .misuse("a store opened read-only takes no mutations: local-only means nothing there") }
+            let (snapshot, journal, storage) = try SQLiteStoreFile.openReadOnly(path: path, cacheBytes: budget)
+            let store: Store
+            do {
+                store = try Store(restoring: snapshot, storage: storage, sink: journal, retryPolicy: retryPolicy)
+            } catch {
+                try? journal.close()
+                throw error
+            }
+            do throws(OptimistError) { try store.becomeReadOnly() } catch {
+                try? store.close()
+                throw error
+            }
+            return store
+        }
         let store: Store
         if let path {
             let (snapshot, journal, storage) = try SQLiteStoreFile.open(path: path, cacheBytes: budget)

@@ -11,6 +11,7 @@ extension Store {
     package func startSync(_ options: SyncOptions, defaultTransport: @autoclosure () -> any SyncTransport,
                            clock: @escaping @Sendable () -> Int64) throws(OptimistError) {
         guard !isClosed else { throw .misuse("the store is closed") }
+        if isReadOnly { throw Store.readOnlyRefusal }
         if isLocalOnly { throw .misuse("this store is local-only: it has no server to sync with (open it without local-only to sync)") }
         if attachment != nil { throw .misuse("a sync is already running on this store") }
         let o = try options.validated()

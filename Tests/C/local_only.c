@@ -1,5 +1,7 @@
 /*
- * local_only.c - optimist_open_options.local_only: in memory a mutation is COMMITTED before
+ * local_only.c - optimist_open_options version 3. read_only: a second open of a file held
+ * open is OPTIMIST_BUSY plainly and OK read-only, shows what was flushed (pending included),
+ * refuses changes with MISUSE, and the holder's flush still succeeds. local_only: in memory a mutation is COMMITTED before
  * optimist_mutate returns; on a store file optimist_flush commits every mutation before it,
  * and a reopen (not local-only) finds them confirmed; a local-only store has no outbox
  * (optimist_outbox_next, optimist_outbox_wait and optimist_sync_start are MISUSE); a
@@ -73,6 +75,36 @@ static void on_a_file(void) {
 
     CHECK_OK(optimist_open(path, &s));
     CHECK(pending_count(s) == 0);
+
+    /* read_only beside the holder s. */
+    uint64_t held = mutate_put(s, "notes", "n1", "{\"t\":\"hi\"}");
+    CHECK_OK(optimist_flush(s));
+    optimist_store *busy = NULL;
+    CHECK_FAILS(optimist_open(path, &busy), OPTIMIST_BUSY);
+    optimist_open_options ro = OPTIMIST_OPEN_OPTIONS_INIT;
+    ro.read_only = 1;
+    optimist_store *r = NULL;
+    CHECK_OK(optimist_open_ext(path, &ro, &r));
+    CHECK(status_of(r, held) == OPTIMIST_PENDING);
+    CHECK_GET(r, "notes", "n1", "{\"t\":\"hi\"}");
+    optimist_batch *b = batch_of_put("notes", "n2", "{}");
+    uint64_t refused = 0;
+    CHECK_FAILS(optimist_mutate(r, b, NULL, &refused), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_commit(r, held, NULL), OPTIMIST_MISUSE);
+    CHECK_OK(optimist_mutate(s, b, NULL, &refused)); /* the holder goes on */
+    optimist_batch_free(b);
+    CHECK_OK(optimist_flush(s));
+    char *none = NULL;
+    CHECK_FAILS(optimist_get(r, "notes", "n2", &none), OPTIMIST_NOTFOUND);
+    CHECK_OK(optimist_close(r));
+    ro.local_only = 1;
+    r = NULL;
+    CHECK_FAILS(optimist_open_ext(path, &ro, &r), OPTIMIST_MISUSE);
+    ro.local_only = 0;
+    CHECK_FAILS(optimist_open_ext(NULL, &ro, &r), OPTIMIST_MISUSE);
+    ro.read_only = 2;
+    CHECK_FAILS(optimist_open_ext(path, &ro, &r), OPTIMIST_MISUSE);
+    CHECK(r == NULL);
     char *out = NULL;
     CHECK_OK(optimist_get_confirmed(s, "habits", "run", &out));
     CHECK_JSON(out, "{\"count\":50}");

@@ -55,7 +55,7 @@ def test_store_methods():
     for name, want in SIGNATURES.items():
         assert bare(inspect.signature(getattr(optimist.Store, name))) == want, name
     # The path (docs/python-guide.md, "A store"), then cache_bytes (keyword only: storage that scales).
-    assert bare(inspect.signature(optimist.Store.__init__)) == "(self, path=None, *, cache_bytes=None, local_only=False)"
+    assert bare(inspect.signature(optimist.Store.__init__)) == "(self, path=None, *, cache_bytes=None, local_only=False, read_only=False)"
     assert isinstance(inspect.getattr_static(optimist.Store, "client_id"), property)
 
 

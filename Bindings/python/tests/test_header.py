@@ -227,10 +227,10 @@ def test_options_init_macros():
     init = {m.group(1): [v.strip() for v in m.group(2).split(",")] for m in
             re.finditer(r"#define (OPTIMIST_\w+_OPTIONS_INIT)\s*\\?\s*\{([^}]*)\}", text)}
     assert init["OPTIMIST_OPEN_OPTIONS_INIT"] == ["OPTIMIST_OPEN_OPTIONS_VERSION", "OPTIMIST_CACHE_BYTES_DEFAULT"] + [
-        str(v) for v in _ffi.RETRY_POLICY_DEFAULT] + ["0"]
+        str(v) for v in _ffi.RETRY_POLICY_DEFAULT] + ["0", "0"]
     d = _ffi.OpenOptions.defaults()
-    assert (d.version, d.cache_bytes, d.max_attempts, d.base_delay_ms, d.max_delay_ms, d.local_only) == (
-        _ffi.OPEN_OPTIONS_VERSION, _ffi.CACHE_BYTES_DEFAULT) + _ffi.RETRY_POLICY_DEFAULT + (0,)
+    assert (d.version, d.cache_bytes, d.max_attempts, d.base_delay_ms, d.max_delay_ms, d.local_only, d.read_only) == (
+        _ffi.OPEN_OPTIONS_VERSION, _ffi.CACHE_BYTES_DEFAULT) + _ffi.RETRY_POLICY_DEFAULT + (0, 0)
     assert re.search(r"#define OPTIMIST_CACHE_BYTES_DEFAULT \(\(size_t\)32 << 20\)", text)
     assert _ffi.CACHE_BYTES_DEFAULT == 32 << 20
     assert init["OPTIMIST_MUTATE_OPTIONS_INIT"] == ["OPTIMIST_MUTATE_OPTIONS_VERSION", "NULL", "OPTIMIST_POLICY_ROLLBACK"]

@@ -141,6 +141,8 @@ final class Engine {
     /// records a call changed, and only those).
     @inline(__always) var tracksChanges: Bool { !subscriptions.isEmpty || !queries.isEmpty }
     var closed = false
+    /// Opened read-only (a reader's copy of a store file): every change is refused.
+    var readOnly = false
     /// The sync running on this store, if any.
     var attachment: (any StoreAttachment)?
 

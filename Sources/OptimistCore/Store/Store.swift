@@ -208,6 +208,7 @@ public final class Store: Sendable {
     /// reported refuse the change.
     @inline(__always) func openChange(_ e: Engine, _ cause: ChangeCause) throws(OptimistError) {
         guard !e.closed else { throw OptimistError.misuse("the store is closed") }
+        if e.readOnly { throw Self.readOnlyRefusal }
         if let error = sink?.takeError() { throw error }
         e.cause = cause
     }

@@ -120,11 +120,12 @@ class OpenOptions(Structure):
         ("base_delay_ms", c_int64),
         ("max_delay_ms", c_int64),
         ("local_only", c_int),
+        ("read_only", c_int),
     ]
 
     @classmethod
     def defaults(cls) -> "OpenOptions":
-        return cls(OPEN_OPTIONS_VERSION, CACHE_BYTES_DEFAULT, *RETRY_POLICY_DEFAULT, 0)
+        return cls(OPEN_OPTIONS_VERSION, CACHE_BYTES_DEFAULT, *RETRY_POLICY_DEFAULT, 0, 0)
 
 
 #: ``OPTIMIST_MUTATE_OPTIONS_VERSION``: the members :class:`MutateOptions` has.

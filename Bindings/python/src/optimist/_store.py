@@ -108,12 +108,19 @@ class Store(SyncMixin):
             store.flush()
             assert store.status(mid) == "committed"
 
+    ``read_only=True`` opens a store file that another process may have open (a worker, a
+    tool, a widget) without waiting for it or disturbing it (never :class:`BusyError`): the
+    store shows the file as it was at the open, everything the other process had flushed by
+    then (its pending mutations too, as the visible state). Reads, queries and subscriptions
+    work; every change raises :class:`MisuseError`. The open copies the file into a private
+    temporary directory (removed at :meth:`close`); open again to see later changes.
+
     Raises:
         StoreIOError, CorruptError, BusyError: the file could not be opened.
     """
 
     def __init__(self, path: Optional[PathLike] = None, *, cache_bytes: Optional[int] = None,
-                 local_only: bool = False) -> None:
+                 local_only: bool = False, read_only: bool = False) -> None:
         self._h: Optional[c_void_p] = None
         #: The handle as an int, for the C accelerator (see _fast); it stays valid after close.
         self._hv = 0
@@ -128,7 +135,9 @@ class Store(SyncMixin):
         h = c_void_p()
         if not isinstance(local_only, bool):
             raise MisuseError(f"local_only must be True or False, not {local_only!r}")
-        if cache_bytes is None and not local_only:
+        if not isinstance(read_only, bool):
+            raise MisuseError(f"read_only must be True or False, not {read_only!r}")
+        if cache_bytes is None and not local_only and not read_only:
             check(_open(p, byref(h)))
         else:
             opts = _ffi.OpenOptions.defaults()
@@ -137,6 +146,7 @@ class Store(SyncMixin):
                     raise MisuseError(f"cache_bytes must be a positive int, not {cache_bytes!r}")
                 opts.cache_bytes = min(cache_bytes, 1 << 48)
             opts.local_only = 1 if local_only else 0
+            opts.read_only = 1 if read_only else 0
             check(_open_ext(p, byref(opts), byref(h)))
         self._h = h
         self._hv = h.value
