@@ -198,3 +198,10 @@ extension Key {
         return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
     }
 }
+
+/// A key written with interpolation, `"day-\(n)"`, as a key literal is (`"d1"`).
+extension Key: ExpressibleByStringInterpolation {
+    public init(stringInterpolation: DefaultStringInterpolation) {
+        self.init(String(stringInterpolation: stringInterpolation))
+    }
+}
