@@ -82,7 +82,10 @@ python_ctypes_tests() {
 }
 # The Swift API's DocC catalog and doc comments (scripts/docs.sh): fails on any DocC warning.
 docs_build() { bash scripts/docs.sh "$ROOT/build/docs"; }
-swift_quickstart() { swift run --package-path examples/swift --scratch-path "$ROOT/build/swift-quickstart" habits-quickstart; }
+swift_quickstart() {
+    swift run --package-path examples/swift --scratch-path "$ROOT/build/swift-quickstart" habits-quickstart &&
+        swift run --package-path examples/swift --scratch-path "$ROOT/build/swift-quickstart" habits-viewmodel
+}
 # The package as an app adds it: by a file:// URL and a version tag, built in debug and release
 # with no environment variable, and run (SwiftPM refuses unsafe flags in such a package).
 consumer_package() { bash Tests/Consumer/run.sh; }
@@ -110,7 +113,7 @@ fi
 run_suite python 'passed|failed' python_tests
 run_suite python-stdlib-json 'passed|failed' python_stdlib_json_tests
 run_suite python-ctypes 'passed|failed' python_ctypes_tests
-run_suite swift-quickstart 'habits-quickstart|done' swift_quickstart
+run_suite swift-quickstart 'habits-viewmodel|habits-quickstart|done' swift_quickstart
 run_suite consumer 'consumer: ' consumer_package
 run_suite server 'passed|failed' server_tests
 run_suite e2e 'passed|failed' e2e_tests
