@@ -81,3 +81,51 @@ import OptimistFoundation
         }
     }
 }
+
+/// Decode failures per record in a typed stream, and a listener on the main actor.
+@Suite struct StreamErgonomicsTests {
+    struct Habit: Codable, Sendable, Equatable {
+        var name: String
+        var count: Int
+    }
+
+    @Test func aStreamThatReportsGoesOnPastABadRecord() async throws {
+        let store = Store()
+        let habits = store.collection("habits", of: Habit.self)
+        let stream = try habits.changes(undecodable: .report)
+        try store.mutate([.put(collection: "habits", key: "bad", value: ["name": 3])])
+        try habits.put(Habit(name: "run", count: 1), at: "good")
+        var seen: [TypedChange<Habit>] = []
+        for try await change in stream {
+            seen.append(change)
+            if seen.count == 2 { break }
+        }
+        #expect(seen[0].key == "bad" && seen[0].value == nil && seen[0].failure != nil)
+        #expect(seen[1].key == "good" && seen[1].value == Habit(name: "run", count: 1) && seen[1].failure == nil)
+
+        // The default still ends at the bad record.
+        let strict = try habits.changes()
+        try store.mutate([.put(collection: "habits", key: "bad2", value: ["count": "x"])])
+        await #expect(throws: CollectionError.self) { for try await _ in strict {} }
+    }
+
+    @MainActor final class Heard {
+        var keys: [Key] = []
+    }
+
+    @Test @MainActor func aMainActorListenerHearsEveryBatchInOrder() async throws {
+        let store = Store()
+        let heard = Heard()
+        let sub = try store.subscribeOnMainActor(collection: "logs") { changes in
+            MainActor.assertIsolated()
+            heard.keys += changes.map(\.key)
+        }
+        // Made on another thread.
+        try await Task.detached {
+            for i in 0..<20 { try store.mutate([.put(collection: "logs", key: "k\(i)", value: [:])]) }
+        }.value
+        for _ in 0..<500 where heard.keys.count < 20 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(heard.keys == (0..<20).map { Key("k\($0)") })
+        sub.cancel()
+    }
+}
