@@ -19,13 +19,13 @@ extension Store {
     ///
     /// - Throws: `.misuse` when no sync runs.
     public func waitForSyncIdle(timeout: Duration) async throws(OptimistError) -> Bool {
-        let (seconds, attoseconds) = timeout.components
-        let total = max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        let total = timeout.optimistMilliseconds
         let cancelled = Atomic<Bool>(false)
         return try await withTaskCancellationHandler {
             await onOwnThreadResult { () throws(OptimistError) -> Bool in
                 // In slices, so a cancelled task's thread stops waiting soon after.
-                let deadline = monotonicMilliseconds() + total
+                let (sum, overflow) = monotonicMilliseconds().addingReportingOverflow(total)
+                let deadline = overflow ? Int64.max : sum
                 while true {
                     let left = deadline - monotonicMilliseconds()
                     if try self.waitForSyncIdle(timeoutMs: max(0, min(left, 50))) { return true }

@@ -83,8 +83,9 @@ extension Store {
 }
 
 extension Duration {
-    /// Whole milliseconds, rounded down, at least 0 (the library's waits take milliseconds).
-    var optimistMilliseconds: Int64 {
+    /// Whole milliseconds, rounded down, at least 0, at most `Int64.max` (the library's waits
+    /// and ages take milliseconds).
+    package var optimistMilliseconds: Int64 {
         let (seconds, attoseconds) = components
         guard seconds >= 0 else { return 0 }
         let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)

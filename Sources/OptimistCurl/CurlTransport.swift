@@ -116,16 +116,7 @@ private final class Sink {
             headersEnded = false  // a later header block (after 100 Continue) starts again
             let name = Array("retry-after:".utf8)
             guard n > name.count, zip(line, name).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) else { return }
-            // Bytes, not Characters: Swift reads "\r\n" as one Character.
-            var seconds: Int64 = 0, digits = 0
-            for b in line.dropFirst(name.count) {
-                if b == 0x20 || b == 0x09 { if digits == 0 { continue } else { break } }
-                if b == 0x0D || b == 0x0A { break }
-                guard b >= 0x30 && b <= 0x39, digits < 9 else { return }
-                seconds = seconds * 10 + Int64(b - 0x30)
-                digits += 1
-            }
-            if digits > 0 { retryAfterMs = min(seconds, 86_400) * 1000 }
+            if let ms = SyncReply.retryAfterMs(headerValue: line.dropFirst(name.count)) { retryAfterMs = ms }
         }
         return n
     }

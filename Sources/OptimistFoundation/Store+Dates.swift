@@ -27,9 +27,7 @@ extension Store {
     /// ``/OptimistCore/Store/needsReload(_:_:now:maxAge:)`` at `now`, with the age as a
     /// `Duration`.
     public func needsReload(_ collection: Key, _ key: Key, at now: Date, maxAge: Duration) throws(OptimistError) -> Bool {
-        let (s, atto) = maxAge.components
-        let ms = s < 0 ? 0 : s.multipliedReportingOverflow(by: 1000).overflow ? Int64.max : s * 1000 + atto / 1_000_000_000_000_000
-        return try needsReload(collection, key, now: now.optimistMilliseconds, maxAge: ms)
+        try needsReload(collection, key, now: now.optimistMilliseconds, maxAge: maxAge.optimistMilliseconds)
     }
 }
 

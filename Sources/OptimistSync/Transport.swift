@@ -43,6 +43,24 @@ public enum SyncReply: Sendable, Equatable {
     case unreachable(String)
 }
 
+extension SyncReply {
+    /// A `Retry-After` header's value in milliseconds, as every transport reads it: delay
+    /// seconds (spaces or tabs around them, up to 9 digits, capped at a day, the value ending at
+    /// a line end), else nil: an HTTP date, or anything else, is no hint (the sync's own backoff
+    /// then applies). Bytes, not Characters: Swift reads "\r\n" as one Character.
+    public static func retryAfterMs<Bytes: Sequence>(headerValue: Bytes) -> Int64? where Bytes.Element == UInt8 {
+        var seconds: Int64 = 0, digits = 0
+        for b in headerValue {
+            if b == 0x20 || b == 0x09 { if digits == 0 { continue } else { break } }
+            if b == 0x0D || b == 0x0A { break }
+            guard b >= 0x30 && b <= 0x39, digits < 9 else { return nil }
+            seconds = seconds * 10 + Int64(b - 0x30)
+            digits += 1
+        }
+        return digits > 0 ? min(seconds, 86_400) * 1000 : nil
+    }
+}
+
 /// Sends the sync's requests: the built-in HTTP transport, or the host's own HTTP stack (so an
 /// app can reuse its sessions, proxies and token refresh).
 ///

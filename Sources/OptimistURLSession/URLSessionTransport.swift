@@ -65,16 +65,9 @@ public final class URLSessionTransport: SyncTransport, @unchecked Sendable {
             return .unreachable("the reply (HTTP \(http.statusCode)) is over \(maxBodyBytes) bytes (\(request.url))")
         }
         return .http(status: http.statusCode, body: String(decoding: body, as: UTF8.self),
-                     retryAfterMs: Self.retryAfterMs(http.value(forHTTPHeaderField: "Retry-After")))
+                     retryAfterMs: http.value(forHTTPHeaderField: "Retry-After").flatMap { SyncReply.retryAfterMs(headerValue: $0.utf8) })
     }
 
-    /// `Retry-After: <seconds>` in milliseconds; an HTTP date, or anything else, is no hint
-    /// (the sync's own backoff applies), as with the libcurl transport.
-    static func retryAfterMs(_ value: String?) -> Int64? {
-        guard let v = value?.trimmingCharacters(in: .whitespaces), !v.isEmpty, v.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
-              let seconds = Int64(v), seconds <= Int64.max / 1000 else { return nil }
-        return seconds * 1000
-    }
 }
 
 /// One reply, handed from the session's delegate queue to the sync's thread.

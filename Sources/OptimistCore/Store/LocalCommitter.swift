@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import OptimistModel
 import OptimistThreads
 
@@ -55,9 +60,3 @@ final class LocalCommitter: StoreAttachment, @unchecked Sendable {
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

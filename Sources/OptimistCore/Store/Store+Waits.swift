@@ -16,10 +16,7 @@ extension Store {
     /// - Throws: `.notFound` for an id this store never handed out; `.misuse` when the store
     ///   is closed (also while waiting).
     public func waitSettled(_ id: MutationID, timeoutMs: Int64) throws(OptimistError) -> MutationStatus? {
-        try signal.wait(timeoutMs: timeoutMs) { () throws(OptimistError) -> MutationStatus? in
-            let s = try status(id)
-            return s.isSettled ? s : nil
-        }
+        try waitSettled(id, timeoutMs: timeoutMs, stop: { false })
     }
 
     /// Waits until some mutation is pending (not inflight: made, retried or backing off) or

@@ -289,18 +289,13 @@ class Store(SyncMixin):
                 renames included).
         """
         mid = u64(mid, "mutation id")
-        renames_json = None if not renames else _renames_json(renames)
+        # With renames, the C commit that takes them; without, the plain one (its hot path).
+        fn, extra = (_commit_with_renames, (_renames_json(renames),)) if renames else (_commit, ())
         if server_ops is None:
-            if renames_json is None:
-                rc = call_changing("commit", _commit, self._h, mid, None)
-            else:
-                rc = call_changing("commit", _commit_with_renames, self._h, mid, None, renames_json)
+            rc = call_changing("commit", fn, self._h, mid, None, *extra)
         else:
             with make_batch(server_ops) as b:
-                if renames_json is None:
-                    rc = call_changing("commit", _commit, self._h, mid, b)
-                else:
-                    rc = call_changing("commit", _commit_with_renames, self._h, mid, b, renames_json)
+                rc = call_changing("commit", fn, self._h, mid, b, *extra)
         check(rc)
 
     def rollback(self, mid: int, reason: Optional[str] = None) -> None:
