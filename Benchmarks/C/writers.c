@@ -213,7 +213,7 @@ static void tap_beside_batches(int run) {
     /* WRITERS_RUSAGE=1: each slow tap's context switches (voluntary: it waited; involuntary:
      * it was preempted) and page faults, from getrusage around every tap (a syscall each). */
     int rusage = getenv("WRITERS_RUSAGE") != NULL;
-    long slow_vcsw[SLOW], slow_ivcsw[SLOW], slow_flt[SLOW];
+    long slow_vcsw[SLOW] = {0}, slow_ivcsw[SLOW] = {0}, slow_flt[SLOW] = {0};
     int slow = 0;
     size_t over_ms = 0;
     long seq = 0;
@@ -238,14 +238,21 @@ static void tap_beside_batches(int run) {
         add(&mut, took);
         if (took > 1000000) {
             over_ms++;
-            if (slow < SLOW) {
-                slow_at[slow] = t0 - b.start;
+            /* Kept: the SLOW longest so far (a new one replaces the shortest kept). */
+            int at = slow < SLOW ? slow++ : -1;
+            if (at < 0) {
+                at = 0;
+                for (int i = 1; i < SLOW; i++) if (slow_ns[i] < slow_ns[at]) at = i;
+                if (slow_ns[at] >= took) at = -1;
+            }
+            if (at >= 0) {
+                slow_at[at] = t0 - b.start;
                 if (rusage) {
-                    slow_vcsw[slow] = r1.ru_nvcsw - r0.ru_nvcsw;
-                    slow_ivcsw[slow] = r1.ru_nivcsw - r0.ru_nivcsw;
-                    slow_flt[slow] = (r1.ru_minflt - r0.ru_minflt) + (r1.ru_majflt - r0.ru_majflt);
+                    slow_vcsw[at] = r1.ru_nvcsw - r0.ru_nvcsw;
+                    slow_ivcsw[at] = r1.ru_nivcsw - r0.ru_nivcsw;
+                    slow_flt[at] = (r1.ru_minflt - r0.ru_minflt) + (r1.ru_majflt - r0.ru_majflt);
                 }
-                slow_ns[slow++] = took;
+                slow_ns[at] = took;
             }
         }
         atomic_store(&taps_made, (size_t)++seq);
@@ -262,7 +269,17 @@ static void tap_beside_batches(int run) {
            q_us(mut.ns, mut.n, 0.5), q_us(mut.ns, mut.n, 0.999), c.commits.n, c.commits.n ? q_us(c.commits.ns, c.commits.n, 1.0) : 0,
            c.commits.n ? q_us(c.commits.ns, c.commits.n, 0.5) : 0, b.batch_ns / 1e6);
     if (over_ms) {
-        printf("  taps over 1 ms: %zu; the first (at ms: took ms):", over_ms);
+        printf("  taps over 1 ms: %zu; the longest (at ms: took ms):", over_ms);
+        /* In the order they were made. */
+        for (int i = 1; i < slow; i++)
+            for (int j = i; j > 0 && slow_at[j - 1] > slow_at[j]; j--) {
+                uint64_t ta = slow_at[j], tn = slow_ns[j];
+                long v = slow_vcsw[j], iv = slow_ivcsw[j], f = slow_flt[j];
+                slow_at[j] = slow_at[j - 1]; slow_ns[j] = slow_ns[j - 1];
+                slow_vcsw[j] = slow_vcsw[j - 1]; slow_ivcsw[j] = slow_ivcsw[j - 1]; slow_flt[j] = slow_flt[j - 1];
+                slow_at[j - 1] = ta; slow_ns[j - 1] = tn;
+                slow_vcsw[j - 1] = v; slow_ivcsw[j - 1] = iv; slow_flt[j - 1] = f;
+            }
         for (int i = 0; i < slow; i++) {
             printf(" %.1f:%.1f", slow_at[i] / 1e6, slow_ns[i] / 1e6);
             if (rusage) printf("(vcsw %ld ivcsw %ld faults %ld)", slow_vcsw[i], slow_ivcsw[i], slow_flt[i]);

@@ -42,7 +42,7 @@ struct JournalBatch {
             && stagedPages.isEmpty && !clearsStage && pullRound == nil && appliesRound == nil
     }
 
-    mutating func fold(_ entries: [JournalEntry]) {
+    mutating func fold(_ entries: some Sequence<JournalEntry>) {
         for e in entries {
             switch e {
             case .confirmed(let c, let k, let v):

@@ -70,19 +70,20 @@ extension Result {
 final class WriterState: @unchecked Sendable {
     private let monitor = Monitor()
     // Shared (under `monitor`):
-    /// Entries appended since the writer last took them, in order.
-    private var queue: [JournalEntry] = []
+    /// Entries appended since the writer last took them, in order (in chunks: see
+    /// ``EntryChunks``).
+    private var queue = EntryChunks()
     /// Where in `queue` the latest `.mutation` entry of each mutation is. A mutation that ends
     /// before the writer took it (a tap and its commit or rollback, milliseconds apart) has
     /// that entry replaced by its `.ended` one: the writer would only have dropped it, and this
     /// way it never touches (so never moves between cores) the mutation's ops, which the
     /// appending thread then frees itself. On a file-backed store that halved a tap's cost.
-    private var queuedMutation: [MutationKey: Int] = [:]
+    private var queuedMutation = QueuedMutations()
     /// Entries the writer has written, handed back so that the appending threads release them
     /// (a few per call). The objects in them were allocated by those threads: freeing them on
     /// the writer thread made every tap contend for malloc's arena lock and made glibc trim
     /// and re-fault the heap, which doubled the cost of a tap on a file-backed store.
-    private var spent: [JournalEntry] = []
+    private var spent = EntryChunks()
     private var appended: UInt64 = 0
     private var committed: UInt64 = 0
     /// Mirrors `committed` (the number of the last append committed) for the store's record
@@ -116,8 +117,8 @@ final class WriterState: @unchecked Sendable {
     // The writer thread's own (the opener's before the thread starts, the closer's after it ends):
     private var writer: BatchWriter?
     private var carry = JournalBatch()
-    /// The writer's second queue buffer, swapped with `queue`, so appends reuse capacity.
-    private var taken: [JournalEntry] = []
+    /// What the writer took from `queue` for the batch it writes.
+    private var taken = EntryChunks()
 
     /// How long a batch nobody waits for may gather more calls before it is written.
     static let gatherMilliseconds = 2
@@ -158,9 +159,9 @@ final class WriterState: @unchecked Sendable {
     @inline(__always) private func enqueue(_ e: consuming JournalEntry) {
         switch e {
         case .mutation(let m):
-            queuedMutation[MutationKey(m.id)] = queue.count
+            queuedMutation.set(m.id, at: queue.count)
         case .ended(let id, _):
-            if let at = queuedMutation.removeValue(forKey: MutationKey(id)) {
+            if let at = queuedMutation.take(id) {
                 queue[at] = e
                 return
             }
@@ -193,7 +194,7 @@ final class WriterState: @unchecked Sendable {
         // monitor: a flush waits for the disk anyway. Left in `spent`, a bulk load's entries
         // (one per record: 100k after a 100k-record apply) went a few per later call, and the
         // taps after it each paid cache misses freeing cold records.
-        var written: [JournalEntry] = []
+        var written = EntryChunks()
         defer { withExtendedLifetime(written) {} }
         monitor.lock()
         defer { monitor.unlock() }
@@ -292,7 +293,7 @@ final class WriterState: @unchecked Sendable {
                 continue
             }
             swap(&queue, &taken)
-            queuedMutation.removeAll(keepingCapacity: true)
+            queuedMutation.removeAll()
             let upTo = appended
             let sync = syncWanted > synced
             let limit = pageLimit
@@ -312,20 +313,20 @@ final class WriterState: @unchecked Sendable {
             discardLock.locked { swap(&garbage, &discarded) }
             garbage.removeAll()  // freed here, in no caller's way
 
-            // A block's entries are handed back one by one (opened here, outside the monitor):
-            // freed whole, a staged batch's would have cost one tap's append (which frees a
-            // few spent entries) milliseconds.
+            // A block's entries are handed back one by one (its array becomes a chunk, here,
+            // outside the monitor): freed whole, a staged batch's would have cost one tap's
+            // append (which frees a few spent entries) milliseconds.
             if taken.contains(where: { if case .block = $0 { true } else { false } }) {
-                var opened = [JournalEntry]()
+                var opened = EntryChunks()
                 for e in taken {
-                    if case .block(let entries) = e { opened.append(contentsOf: entries) } else { opened.append(e) }
+                    if case .block(let entries) = e { opened.append(chunk: entries) } else { opened.append(e) }
                 }
-                swap(&opened, &taken)
+                taken = opened
             }
             monitor.lock()
             // Folded into `carry` (kept on failure), so `taken` is done with either way.
-            if spent.isEmpty { swap(&spent, &taken) } else { spent.append(contentsOf: taken) }
-            taken.removeAll(keepingCapacity: true)
+            spent.append(contentsOf: taken)
+            taken = EntryChunks()
             if let failure {
                 let e = OptimistError.io("writing the store file failed: \(failure.message)")
                 failures += 1
