@@ -323,6 +323,11 @@ final class WriterState: @unchecked Sendable {
                 }
                 taken = opened
             }
+            // The written batch is freed here, outside the monitor (`carry` is this thread's):
+            // letting go of a batch of 100k-200k server records took 7-26 ms on a 2-vCPU
+            // machine, and under the monitor a tap beside it waited that long for its append
+            // (`WRITERS_RUSAGE=1` in Benchmarks/C/writers.c: one sleep, no page faults).
+            if failure == nil { carry = JournalBatch() }
             monitor.lock()
             // Folded into `carry` (kept on failure), so `taken` is done with either way.
             spent.append(contentsOf: taken)
@@ -334,7 +339,6 @@ final class WriterState: @unchecked Sendable {
                 if !stalled { unreported = e }
                 stalled = true
             } else {
-                carry = JournalBatch()
                 committed = upTo
                 committedCount.store(upTo, ordering: .releasing)
                 if sync { synced = upTo }
