@@ -20,6 +20,8 @@ if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV" || exit 1
 fi
 "$VENV/bin/python" -c "import pytest" 2>/dev/null || "$VENV/bin/pip" install -q pytest || exit 1
+# test_jwt.py signs its RS256 and ES256 tokens with it.
+"$VENV/bin/python" -c "import cryptography" 2>/dev/null || "$VENV/bin/pip" install -q cryptography || exit 1
 
 # Under /tmp, not the checkout: as root the cluster runs as a system user, which must reach
 # the directory through every parent (a clone under /root would shut it out).

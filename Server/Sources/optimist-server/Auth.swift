@@ -1,13 +1,20 @@
 import Hummingbird
 import OptimistModel
 
-/// Bearer tokens from `--tokens FILE` (a JSON object `{"<token>": "<user>"}`). Each user has
-/// their own space of records; without a tokens file everyone shares the space of user "".
+/// Who a request speaks for: bearer tokens from `--tokens FILE` (a JSON object
+/// `{"<token>": "<user>"}`) and JSON Web Tokens (`--jwt-secret`, `--jwks`: see ``JWTVerifier``),
+/// a token from the file and a JWT whose `sub` names the same user being one user. Each user has
+/// their own space of records; with neither, everyone shares the space of user "".
 struct Auth: Sendable {
-    /// nil: no tokens file, no authentication. Keys compare bytewise.
-    let users: [Key: String]?
+    /// nil: no tokens file. Keys compare bytewise.
+    var users: [Key: String]?
+    /// nil: no JWT keys.
+    var jwt: JWTVerifier?
 
     static let open = Auth(users: nil)
+
+    /// Whether requests must carry a token.
+    var isRequired: Bool { users != nil || jwt != nil }
 
     static func load(path: String) throws(BadRequest) -> Auth {
         guard let bytes = readFile(path) else { throw BadRequest("cannot read tokens file \(path)") }
@@ -28,14 +35,18 @@ struct Auth: Sendable {
         return Auth(users: users)
     }
 
-    /// The user a request speaks for, nil when it must be refused (401).
-    func user(for request: Request) -> String? {
-        guard let users else { return "" }
-        guard let header = request.headers[.authorization] else { return nil }
+    /// The user a request speaks for, or why it must be refused (401).
+    func user(for request: Request, now: Double) -> Result<String, JWTVerifier.Refusal> {
+        guard isRequired else { return .success("") }
+        guard let header = request.headers[.authorization] else { return .failure(.init("missing bearer token")) }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .failure(.init("missing bearer token")) }
         let token = parts[1].trimmingSuffixSpaces()
-        return users[Key(token)]
+        if let user = users?[Key(token)] { return .success(user) }
+        // A token of the file's is never a JWT's shape (two dots) by accident: a miss there with
+        // JWT keys goes to them, so their refusal says why.
+        if let jwt, token.utf8.contains(UInt8(ascii: ".")) { return jwt.user(token: token, now: now) }
+        return .failure(.init("unknown bearer token"))
     }
 }
 

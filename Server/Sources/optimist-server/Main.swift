@@ -28,6 +28,15 @@ struct OptimistServerCommand: AsyncParsableCommand {
     @Option(help: "JSON file {\"<token>\": \"<user>\"}; requests then need Authorization: Bearer <token>.")
     var tokens: String?
 
+    @Option(help: "File whose bytes (one trailing newline stripped; 32 or more) are the HS256 secret of accepted JWTs (user: sub).")
+    var jwtSecret: String?
+
+    @Option(help: "JWKS file (JSON {\"keys\": [...]}) of the RS256 and ES256 public keys of accepted JWTs, chosen by kid.")
+    var jwks: String?
+
+    @Option(help: "The aud a JWT must carry (a string equal to it, or a list holding it); unchecked when not given.")
+    var jwtAudience: String?
+
     @Option(help: "Reject mutations touching COLL, or COLL/KEYPREFIX; '=message' sets the error. Repeatable.")
     var refuse: [String] = []
 
@@ -85,10 +94,13 @@ struct OptimistServerCommand: AsyncParsableCommand {
                               ("--max-unacked", maxUnacked)] {
             guard value > 0 else { throw ValidationError("\(name) must be positive") }
         }
-        if tokens == nil, !insecureOpen, !ListenAddress.isLoopback(host) {
+        if tokens == nil, jwtSecret == nil, jwks == nil, !insecureOpen, !ListenAddress.isLoopback(host) {
             throw ValidationError("refusing to serve \(host) without authentication: anyone who reaches it could read and "
-                                  + "write every record. Pass --tokens FILE, listen on 127.0.0.1, or pass --insecure-open "
-                                  + "to serve it open all the same.")
+                                  + "write every record. Pass --tokens FILE, --jwt-secret FILE or --jwks FILE, listen on "
+                                  + "127.0.0.1, or pass --insecure-open to serve it open all the same.")
+        }
+        if jwtAudience != nil, jwtSecret == nil, jwks == nil {
+            throw ValidationError("--jwt-audience needs --jwt-secret or --jwks")
         }
     }
 
@@ -110,6 +122,21 @@ struct OptimistServerCommand: AsyncParsableCommand {
     private func serve(logger: Logger) async throws {
         var auth = Auth.open
         if let tokens { auth = try Auth.load(path: tokens) }
+        if jwtSecret != nil || jwks != nil {
+            var verifier = JWTVerifier()
+            verifier.audience = jwtAudience
+            if let path = jwtSecret {
+                guard let bytes = readFile(path) else { throw BadRequest("cannot read JWT secret file \(path)") }
+                try verifier.addSecret(fileBytes: bytes, path: path)
+            }
+            if let path = jwks {
+                guard let bytes = readFile(path) else { throw BadRequest("cannot read JWKS file \(path)") }
+                for note in try verifier.addJWKS(fileBytes: bytes, path: path) { logger.warning("\(note)") }
+            }
+            try verifier.checkKeys()
+            auth.jwt = verifier
+            logger.info("JWTs: \(verifier.keys.count) key(s)\(jwtAudience.map { ", audience \($0)" } ?? ", audience unchecked")")
+        }
         var rules = [RefusalRule]()
         for text in refuse { rules.append(try RefusalRule(parsing: text)) }
 
