@@ -27,11 +27,13 @@ else()
   set(_optimist_swift_config_flags)
 endif()
 # The C library's optimized builds leave out the runtime's exclusivity bookkeeping: the engine's
-# state lives in classes behind one lock, and the dynamic per-access checks were a large share
-# of a C tap's instructions (BENCHMARKS.md, "Exclusivity checks"). Given here, on the command
-# line, not in Package.swift: SwiftPM refuses unsafe flags in a package an app adds by URL, so
-# the Swift API apps build keeps the checks.
-if(_optimist_swift_config STREQUAL "release")
+# state lives in classes behind the store's locks. Given here, on the command line, not in
+# Package.swift: SwiftPM refuses unsafe flags in a package an app adds by URL. The hot classes'
+# stored properties opt out in code too (`@exclusivity(unchecked)`, see Engine), so the Swift
+# package an app builds costs a tap the same instructions (BENCHMARKS.md, "Exclusivity checks").
+# OPTIMIST_EXCLUSIVITY_CHECKS=ON keeps them, to measure what the Swift package's builds pay
+# (Benchmarks/callgrind.sh on both libraries).
+if(_optimist_swift_config STREQUAL "release" AND NOT OPTIMIST_EXCLUSIVITY_CHECKS)
   list(APPEND _optimist_swift_config_flags -Xswiftc -enforce-exclusivity=unchecked)
 endif()
 # SwiftPM's full LTO (its option is still named experimental; the compiler side is LLVM's

@@ -16,7 +16,7 @@ struct QueuedMutations {
     }
 
     private final class Page {
-        var slots = [Slot](repeating: Slot(round: 0, position: 0), count: QueuedMutations.pageSize)
+        @exclusivity(unchecked) var slots = [Slot](repeating: Slot(round: 0, position: 0), count: QueuedMutations.pageSize)
     }
 
     static let pageBits = 12

@@ -68,57 +68,58 @@ extension Result {
 
 /// What the store's threads and the writer thread share, guarded by `monitor`.
 final class WriterState: @unchecked Sendable {
+    // Stored properties are `@exclusivity(unchecked)`: ordered by the store's locks (see `Engine`).
     private let monitor = Monitor()
     // Shared (under `monitor`):
     /// Entries appended since the writer last took them, in order (in chunks: see
     /// ``EntryChunks``).
-    private var queue = EntryChunks()
+    @exclusivity(unchecked) private var queue = EntryChunks()
     /// Where in `queue` the latest `.mutation` entry of each mutation is. A mutation that ends
     /// before the writer took it (a tap and its commit or rollback, milliseconds apart) has
     /// that entry replaced by its `.ended` one: the writer would only have dropped it, and this
     /// way it never touches (so never moves between cores) the mutation's ops, which the
     /// appending thread then frees itself. On a file-backed store that halved a tap's cost.
-    private var queuedMutation = QueuedMutations()
+    @exclusivity(unchecked) private var queuedMutation = QueuedMutations()
     /// Entries the writer has written, handed back so that the appending threads release them
     /// (a few per call). The objects in them were allocated by those threads: freeing them on
     /// the writer thread made every tap contend for malloc's arena lock and made glibc trim
     /// and re-fault the heap, which doubled the cost of a tap on a file-backed store.
-    private var spent = EntryChunks()
-    private var appended: UInt64 = 0
-    private var committed: UInt64 = 0
+    @exclusivity(unchecked) private var spent = EntryChunks()
+    @exclusivity(unchecked) private var appended: UInt64 = 0
+    @exclusivity(unchecked) private var committed: UInt64 = 0
     /// Mirrors `committed` (the number of the last append committed) for the store's record
     /// storage (``SQLiteStorage``), read without the monitor: it keeps a confirmed record in
     /// memory until the append it numbered for that record is committed.
     let committedCount = Atomic<UInt64>(0)
-    private var synced: UInt64 = 0
-    private var syncWanted: UInt64 = 0
-    private var failures: UInt64 = 0
-    private var lastError: OptimistError?
+    @exclusivity(unchecked) private var synced: UInt64 = 0
+    @exclusivity(unchecked) private var syncWanted: UInt64 = 0
+    @exclusivity(unchecked) private var failures: UInt64 = 0
+    @exclusivity(unchecked) private var lastError: OptimistError?
     private var unreported: OptimistError? {
         didSet { hasUnreported.store(unreported != nil, ordering: .releasing) }
     }
     /// Mirrors `unreported != nil` so the store's every call can check it without the lock.
     private let hasUnreported = Atomic<Bool>(false)
-    private var stalled = false
-    private var retryNow = false
-    private var closing = false
-    private var stopping = false
-    private var closed = false
-    private var pageLimit: Int?? = nil
+    @exclusivity(unchecked) private var stalled = false
+    @exclusivity(unchecked) private var retryNow = false
+    @exclusivity(unchecked) private var closing = false
+    @exclusivity(unchecked) private var stopping = false
+    @exclusivity(unchecked) private var closed = false
+    @exclusivity(unchecked) private var pageLimit: Int?? = nil
     /// What ``discard(_:)`` handed over, freed by the writer thread (under `discardLock`).
-    private var discarded: [Any] = []
+    @exclusivity(unchecked) private var discarded: [Any] = []
     private let discardLock = Monitor()
     /// The file's place in ``OpenFiles`` (see ``releaseOnClose(_:)``).
-    private var claim: OpenFiles.ID?
+    @exclusivity(unchecked) private var claim: OpenFiles.ID?
     /// The writer waits for work (appends must wake it).
-    private var writerIdle = false
+    @exclusivity(unchecked) private var writerIdle = false
     /// The writer has already let the current burst gather (group commit).
-    private var gathered = false
+    @exclusivity(unchecked) private var gathered = false
     // The writer thread's own (the opener's before the thread starts, the closer's after it ends):
-    private var writer: BatchWriter?
-    private var carry = JournalBatch()
+    @exclusivity(unchecked) private var writer: BatchWriter?
+    @exclusivity(unchecked) private var carry = JournalBatch()
     /// What the writer took from `queue` for the batch it writes.
-    private var taken = EntryChunks()
+    @exclusivity(unchecked) private var taken = EntryChunks()
 
     /// How long a batch nobody waits for may gather more calls before it is written.
     static let gatherMilliseconds = 2

@@ -16,23 +16,24 @@ import OptimistModel
 /// Used under the store's lock (one call at a time); the file is read through a connection of
 /// its own (see ``Connection``), which sees the writer's last commit and never waits for it.
 final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
+    // Stored properties are `@exclusivity(unchecked)`: ordered by the store's locks (see `Engine`).
     let connection: Connection
     private let writer: WriterState
-    private var getRecord: Statement?
-    private var getRecords: Statement?
+    @exclusivity(unchecked) private var getRecord: Statement?
+    @exclusivity(unchecked) private var getRecords: Statement?
     /// Scan statements by shape: (has a lower bound after a key, has an upper bound).
-    private var scans: [Int: Statement] = [:]
-    private var cache: RecordCache
+    @exclusivity(unchecked) private var scans: [Int: Statement] = [:]
+    @exclusivity(unchecked) private var cache: RecordCache
 
     struct Unwritten {
         var value: Record?
         /// The journal append that carries it.
         var append: UInt64
     }
-    private var unwritten: [RecordAddress: Unwritten] = [:]
+    @exclusivity(unchecked) private var unwritten: [RecordAddress: Unwritten] = [:]
     /// The number of the journal append that will carry the records set now. Only writers use
     /// it (``setRecord(_:_:_:)`` and ``sealAppend()``, under the writers' lock).
-    private var currentAppend: UInt64 = 1
+    @exclusivity(unchecked) private var currentAppend: UInt64 = 1
 
     func sealAppend() -> UInt64 {
         let sealed = currentAppend
@@ -42,7 +43,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
 
     /// See ``ConfirmedStorage/holdAppendForMoves()``: the append that ``setRecord(_:_:_:)``
     /// gives its records while set.
-    private var movesAppend: UInt64?
+    @exclusivity(unchecked) private var movesAppend: UInt64?
 
     func holdAppendForMoves() { movesAppend = currentAppend &- 1 }
 
@@ -53,23 +54,23 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     /// row, so reading it costs no SQLite statement: a new record's first put (the common
     /// mutate) does not reach the file. Kept exact by ``setRecord(_:_:_:)``: the file gains
     /// rows only from this storage (the store holds it exclusively).
-    private var bounds: [Key: KeyBounds] = [:]
+    @exclusivity(unchecked) private var bounds: [Key: KeyBounds] = [:]
 
     /// The lowest and highest key given a record by ``setRecord(_:_:_:)``, per collection whose
     /// ``bounds`` are not known yet: merged into them when they are read from the file. (Going
     /// through ``unwritten`` instead made a reader's get beside a big batch wait for
     /// milliseconds.)
-    private var setBounds: [Key: KeyBounds] = [:]
+    @exclusivity(unchecked) private var setBounds: [Key: KeyBounds] = [:]
 
     /// The collection whose ``bounds`` a read asked for last, and those bounds (kept equal to
     /// its entry in ``bounds``): a store's reads mostly name one collection, and this spares
     /// each a dictionary lookup and a copy of both keys.
-    private var recentCollection: Key?
-    private var recentBounds = KeyBounds.empty
+    @exclusivity(unchecked) private var recentCollection: Key?
+    @exclusivity(unchecked) private var recentBounds = KeyBounds.empty
     /// ``recentBounds``' keys' ``Key/orderingHead``s: most keys compare with the bounds by
     /// these two integers each, without a copy of the bounds (which retains and releases both
     /// keys, on every tap's read of a new record).
-    private var recentHeads: KeyBounds.Heads?
+    @exclusivity(unchecked) private var recentHeads: KeyBounds.Heads?
 
     enum KeyBounds {
         case empty
@@ -113,9 +114,9 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     /// ``orderChunk``, so that a finished chunk is dropped whole. (One array shifted down, or
     /// freed, once its head was let go stalled a reader's get for milliseconds after a big
     /// batch.)
-    private var order: [[(address: RecordAddress, append: UInt64)]] = []
+    @exclusivity(unchecked) private var order: [[(address: RecordAddress, append: UInt64)]] = []
     /// How far into `order[0]` records were let go.
-    private var orderHead = 0
+    @exclusivity(unchecked) private var orderHead = 0
     static let orderChunk = 1024
 
     init(connection: Connection, writer: WriterState, cacheBytes: Int) throws(OptimistError) {
@@ -410,7 +411,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
 
     /// While set (a staged change moving records in), calls let go of nothing: the room
     /// ``prepareMoves(_:)`` makes outside the lock stays valid until it is put in place.
-    var holdsUpkeep = false
+    @exclusivity(unchecked) var holdsUpkeep = false
 
     func prepareMoves(_ records: [RecordMove]) -> (any StagedMoves)? {
         let n = records.count

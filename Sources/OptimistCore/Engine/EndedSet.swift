@@ -12,7 +12,7 @@ struct EndedSet: ~Copyable {
 
     /// One page's bits: `known` in the first half of the words, `committed` in the second.
     private final class Page {
-        var words = [UInt64](repeating: 0, count: 2 * EndedSet.wordsPerPage)
+        @exclusivity(unchecked) var words = [UInt64](repeating: 0, count: 2 * EndedSet.wordsPerPage)
     }
 
     private var pages: [MutationKey: Page] = [:]

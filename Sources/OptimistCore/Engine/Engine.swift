@@ -5,19 +5,19 @@ import OptimistModel
 /// the store's ``ConfirmedStorage``: memory holds what is pending, not the collection.
 final class CollectionState {
     let name: Key
-    var chains: [Key: PendingChain] = [:]
+    @exclusivity(unchecked) var chains: [Key: PendingChain] = [:]
     /// `V` of the keys in `chains`, plus keys whose chain just ended until they are recomputed.
-    var overlay: [Key: Record?] = [:]
+    @exclusivity(unchecked) var overlay: [Key: Record?] = [:]
     /// The overlay's keys in byte order, for scans.
-    var index = SortedKeyIndex()
-    var views: [ViewState] = []
+    @exclusivity(unchecked) var index = SortedKeyIndex()
+    @exclusivity(unchecked) var views: [ViewState] = []
     /// The live queries on this collection, in the order they were opened.
-    var queries: [LiveQueryState] = []
+    @exclusivity(unchecked) var queries: [LiveQueryState] = []
     /// Listed in the engine's views touched by the call in progress (see ``Engine/publishViews()``).
-    var viewsTouched = false
+    @exclusivity(unchecked) var viewsTouched = false
     /// A staged batch between its plan and its publish writes this collection: taps note the
     /// keys they touch in it (``Engine/stagingTouched``).
-    var staged = false
+    @exclusivity(unchecked) var staged = false
 
     init(name: Key) { self.name = name }
 
@@ -57,7 +57,7 @@ struct DueEntry: Comparable {
 
 /// A live mutation and the records it touches (each once, in first-touch order).
 final class LiveMutation {
-    var record: MutationRecord
+    @exclusivity(unchecked) var record: MutationRecord
     let touched: TouchedRecords
 
     /// `record` is taken, not copied (a copy retains its ops and strings and releases them).
@@ -111,59 +111,68 @@ typealias Delivery = [(listener: @Sendable ([Change]) -> Void, changes: [Change]
 
 /// The store's state and rules, single-threaded; ``Store`` adds the lock, the listeners'
 /// delivery and the persistence hand-off.
+///
+/// Its stored properties, and those of the other classes a tap, a commit or a get goes through
+/// (the collections, the live mutations, the views, the read cache, both storages, the file's
+/// writer), are `@exclusivity(unchecked)`: the runtime does not check each access against
+/// overlapping ones. Every access is already ordered by the store's locks, and the checks cost
+/// a tap about 4,000 instructions and a commit about 6,700 (`bash Benchmarks/callgrind.sh` on a
+/// library built with `-DOPTIMIST_EXCLUSIVITY_CHECKS=ON`, as an app's Swift package build is;
+/// BENCHMARKS.md, "Exclusivity checks"). The C library's build leaves them all out by a flag,
+/// which a package added by URL may not carry; this keeps the Swift API as fast.
 final class Engine {
     /// The confirmed records `C`.
     let storage: any ConfirmedStorage
-    var collections: [Key: CollectionState] = [:]
-    var live = LiveTable()
+    @exclusivity(unchecked) var collections: [Key: CollectionState] = [:]
+    @exclusivity(unchecked) var live = LiveTable()
     /// `pending` mutations in send order (queue position, then id): the outbox's order.
-    var due = DueQueue()
-    var dedupe: [String: MutationID] = [:]
-    var ended = EndedSet()
+    @exclusivity(unchecked) var due = DueQueue()
+    @exclusivity(unchecked) var dedupe: [String: MutationID] = [:]
+    @exclusivity(unchecked) var ended = EndedSet()
     /// The last ended mutations' records, for `mutation(id)` after the end.
-    var recentlyEnded = RecentlyEnded()
-    var nextID: MutationID = 1
+    @exclusivity(unchecked) var recentlyEnded = RecentlyEnded()
+    @exclusivity(unchecked) var nextID: MutationID = 1
     let clientID: String
-    var retryPolicy = RetryPolicy()
+    @exclusivity(unchecked) var retryPolicy = RetryPolicy()
     let jitterSeed: UInt64
-    var freshness: [Key: Freshness] = [:]
+    @exclusivity(unchecked) var freshness: [Key: Freshness] = [:]
     /// By name; a `Key` so that a read hashes the name's bytes once, cheaply.
-    var views: [Key: ViewState] = [:]
-    var subscriptions: [UInt64: Subscription] = [:]
-    var nextSubscription: UInt64 = 1
+    @exclusivity(unchecked) var views: [Key: ViewState] = [:]
+    @exclusivity(unchecked) var subscriptions: [UInt64: Subscription] = [:]
+    @exclusivity(unchecked) var nextSubscription: UInt64 = 1
     /// Open live queries by id.
-    var queries: [UInt64: LiveQueryState] = [:]
-    var nextQuery: UInt64 = 1
+    @exclusivity(unchecked) var queries: [UInt64: LiveQueryState] = [:]
+    @exclusivity(unchecked) var nextQuery: UInt64 = 1
     /// Queries the call in progress changed (see ``takeDelivery()``).
-    var queriesTouched: [LiveQueryState] = []
+    @exclusivity(unchecked) var queriesTouched: [LiveQueryState] = []
 
     /// Whether changes are noted for someone: a listener or a live query (which follow the
     /// records a call changed, and only those).
     @inline(__always) var tracksChanges: Bool { !subscriptions.isEmpty || !queries.isEmpty }
-    var closed = false
+    @exclusivity(unchecked) var closed = false
     /// Opened read-only (a reader's copy of a store file): every change is refused.
-    var readOnly = false
+    @exclusivity(unchecked) var readOnly = false
     /// The sync running on this store, if any.
-    var attachment: (any StoreAttachment)?
+    @exclusivity(unchecked) var attachment: (any StoreAttachment)?
 
     /// Entries for the persistence layer; nil for an in-memory store. Written and read by
     /// writers alone (readers never journal), so a change hands it over after its state-lock
     /// hold, under the writers' lock (see `Store.change`).
-    var journal: [JournalEntry]?
+    @exclusivity(unchecked) var journal: [JournalEntry]?
 
     /// The sync's pull cursor (opaque, from the server); persisted with the store.
-    var syncCursor: String?
+    @exclusivity(unchecked) var syncCursor: String?
 
     /// The pull round being staged (pages with `more: true` not applied yet), if any; see
     /// ``PullRound``. Persisted with the store, with its staged changes.
-    var pullRound: PullRound?
+    @exclusivity(unchecked) var pullRound: PullRound?
 
     /// A big server change's records, published over the storage while its writer moves them
     /// in (see ``ConfirmedLayer``); nil at all other times.
-    var layer: ConfirmedLayer?
+    @exclusivity(unchecked) var layer: ConfirmedLayer?
 
     /// A storage read that failed after the call's prefetch (see ``visible(_:_:)``).
-    var storageFault: OptimistError?
+    @exclusivity(unchecked) var storageFault: OptimistError?
 
     /// The store's visible records for gets without the state lock: every change of a
     /// visible value drops its entry (see ``ReadCache``). Nil for an engine no store owns yet
@@ -173,7 +182,7 @@ final class Engine {
     }
     /// ``readCache``, unretained, for ``dropCached(_:_:)``: through the optional property,
     /// every invalidation retained and released the cache (the engine keeps it alive).
-    private var readCacheRef: Unmanaged<ReadCache>?
+    @exclusivity(unchecked) private var readCacheRef: Unmanaged<ReadCache>?
 
     /// The record's visible value changes: its read-cache entry goes (see ``ReadCache``).
     @inline(__always) private func dropCached(_ c: CollectionState, _ key: Key) {
@@ -182,30 +191,30 @@ final class Engine {
 
     /// The store's views by name for reads without the state lock (see ``ViewDirectory``);
     /// nil as ``readCache`` is.
-    var viewDirectory: ViewDirectory?
+    @exclusivity(unchecked) var viewDirectory: ViewDirectory?
 
     /// Collections whose views' values the call in progress changed: their views are
     /// published at the call's end (``publishViews()``).
-    private var viewsTouched: [CollectionState] = []
+    @exclusivity(unchecked) private var viewsTouched: [CollectionState] = []
 
     /// The cause of the changes being made: set by ``Store`` for each call, and switched by
     /// steps that make another kind of change within one call (a pull's outcomes).
-    var cause: ChangeCause = .mutate
+    @exclusivity(unchecked) var cause: ChangeCause = .mutate
 
     // Change tracking for the call in progress: each touched record's value and status before
     // the call, the cause of its first change and whether it is reported even when unchanged
     // (a mutation's status changed under it), in first-touch order.
-    var before: [RecordAddress: Before] = [:]
-    var touchOrder: [RecordAddress] = []
+    @exclusivity(unchecked) var before: [RecordAddress: Before] = [:]
+    @exclusivity(unchecked) var touchOrder: [RecordAddress] = []
 
     /// While a staged batch is between its plan and its publish: the records of its
     /// collections that the taps made meanwhile touched, for its publish to settle again (see
     /// `Engine+Staging.swift`).
-    var stagingTouched: [RecordAddress] = []
+    @exclusivity(unchecked) var stagingTouched: [RecordAddress] = []
 
     /// A staged batch runs, from its plan to its end: only taps may change the engine
     /// between its steps (see ``Store/change(_:_:)``).
-    var stagingActive = false
+    @exclusivity(unchecked) var stagingActive = false
 
     struct Before {
         var value: Record?
@@ -216,7 +225,7 @@ final class Engine {
 
     /// Views whose confirmed value changed in the call in progress: written to the journal
     /// once, at the call's end (``logViews()``), however many records the call confirmed.
-    var changedViews: [ViewState] = []
+    @exclusivity(unchecked) var changedViews: [ViewState] = []
 
     init(clientID: String, journaling: Bool, storage: any ConfirmedStorage) {
         self.clientID = clientID
@@ -243,7 +252,7 @@ final class Engine {
     }
 
     /// The collection ``collection(_:)`` returned last.
-    private var lastCollection: CollectionState?
+    @exclusivity(unchecked) private var lastCollection: CollectionState?
 
     @inline(__always) func log(_ e: @autoclosure () -> JournalEntry) {
         if journal != nil { journal!.append(e()) }

@@ -10,8 +10,8 @@
 /// when its last mutation ends (but the newest, which the next ids fill).
 struct LiveTable {
     private final class Page {
-        var slots: [LiveMutation?]
-        var used = 0
+        @exclusivity(unchecked) var slots: [LiveMutation?]
+        @exclusivity(unchecked) var used = 0
         init() { slots = Array(repeating: nil, count: LiveTable.pageSize) }
     }
 

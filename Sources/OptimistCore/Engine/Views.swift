@@ -58,14 +58,14 @@ final class ViewState {
     let collection: Key
     let prefix: Key
     let kind: ViewKind
-    var value: Double = 0
-    var confirmedValue: Double = 0
+    @exclusivity(unchecked) var value: Double = 0
+    @exclusivity(unchecked) var confirmedValue: Double = 0
     /// Listed in the engine's ``Engine/changedViews`` for the call in progress.
-    var changed = false
+    @exclusivity(unchecked) var changed = false
     /// Replaced by a view defined again under its name: no longer the engine's, so a change
     /// of its value is not journaled (a flag, where a lookup of the name cost every
     /// confirming call a hash and a probe).
-    var retired = false
+    @exclusivity(unchecked) var retired = false
     /// ``value`` as of the last finished call, for readers without the state lock.
     let published = PublishedValue(0)
 

@@ -49,28 +49,29 @@ struct RowEntry {
 /// are read when their delta is made, at the call's end, when the engine's state is final;
 /// group rows when the deltas are taken, after every record of the call has been followed.
 final class LiveQueryState {
+    // Stored properties are `@exclusivity(unchecked)`: ordered by the store's locks (see `Engine`).
     let id: UInt64
     let spec: QuerySpec
     /// The spec's limit, or `Int.max`.
     let limit: Int
-    var listeners: [UInt64: @Sendable ([QueryDelta]) -> Void] = [:]
+    @exclusivity(unchecked) var listeners: [UInt64: @Sendable ([QueryDelta]) -> Void] = [:]
     /// Listed in the engine's queries touched by the call in progress.
-    var touched = false
+    @exclusivity(unchecked) var touched = false
 
     /// Each matching record's sort values, to find its row again when it changes. A query in
     /// key order keeps none: a row's place follows from its key alone (a search in ``rows``),
     /// which spares the table's entry for every record it follows.
-    private var members: [Key: [JSON?]] = [:]
+    @exclusivity(unchecked) private var members: [Key: [JSON?]] = [:]
     private let keyOrdered: Bool
-    private var rows: OrderedRows<RowEntry>
+    @exclusivity(unchecked) private var rows: OrderedRows<RowEntry>
 
     private struct Membership {
         var group: [JSON]
         var contribution: [JSON?]
     }
-    private var groupOf: [Key: Membership] = [:]
-    private var groups: [[JSON]: GroupAccumulator] = [:]
-    private var groupRows: OrderedRows<[JSON]>
+    @exclusivity(unchecked) private var groupOf: [Key: Membership] = [:]
+    @exclusivity(unchecked) private var groups: [[JSON]: GroupAccumulator] = [:]
+    @exclusivity(unchecked) private var groupRows: OrderedRows<[JSON]>
 
     /// A delta as made during a call; a group row is read when the deltas are taken.
     private enum Step {
@@ -79,11 +80,11 @@ final class LiveQueryState {
         case delete(Int)
         case update(Int, QueryRow)
     }
-    private var steps: [Step] = []
+    @exclusivity(unchecked) private var steps: [Step] = []
     /// Groups whose aggregates the call changed, with their values before it.
-    private var groupsBefore: [[JSON]: [Key: JSON]] = [:]
+    @exclusivity(unchecked) private var groupsBefore: [[JSON]: [Key: JSON]] = [:]
     /// Groups the call created: their insert shows them as they are at its end.
-    private var groupsInserted: Set<[JSON]> = []
+    @exclusivity(unchecked) private var groupsInserted: Set<[JSON]> = []
 
     init(id: UInt64, spec: QuerySpec) {
         self.id = id

@@ -7,10 +7,11 @@ import OptimistModel
 /// the bytes cost about their size. Per record this keeps the arena bytes, a dictionary
 /// entry (key and slot) and the sorted key list scans need, plus the cache's budget.
 package final class MemoryStorage: ConfirmedStorage {
-    private var tables: [Key: Table] = [:]
+    // Stored properties are `@exclusivity(unchecked)`: ordered by the store's locks (see `Engine`).
+    @exclusivity(unchecked) private var tables: [Key: Table] = [:]
     /// The last number ``sealAppend()`` gave (an in-memory store has a sink only in tests).
-    private var appends: UInt64 = 0
-    private var cache: RecordCache
+    @exclusivity(unchecked) private var appends: UInt64 = 0
+    @exclusivity(unchecked) private var cache: RecordCache
 
     package init(cacheBytes: Int = defaultCacheBytes) {
         cache = RecordCache(budget: cacheBytes)
@@ -62,7 +63,7 @@ package final class MemoryStorage: ConfirmedStorage {
     package func endCall() { cache.trim() }
 
     /// A pull round's staged changes: an in-memory store has nowhere else to keep them.
-    private var staged: [Op] = []
+    @exclusivity(unchecked) private var staged: [Op] = []
 
     package func stagePull(_ changes: [Op]) { staged.append(contentsOf: changes) }
 
@@ -79,7 +80,7 @@ package final class MemoryStorage: ConfirmedStorage {
 
     /// While set, writes leave compaction for ``prepareUpkeep()`` (a staged change moving its
     /// records in, a step at a time under the state lock, must keep each step short).
-    package var holdsUpkeep = false {
+    @exclusivity(unchecked) package var holdsUpkeep = false {
         didSet { for t in tables.values { t.holdsCompaction = holdsUpkeep } }
     }
 
@@ -102,12 +103,12 @@ package final class MemoryStorage: ConfirmedStorage {
     }
 
     /// See ``ConfirmedStorage/defersUpkeep``.
-    package var defersUpkeep = false {
+    @exclusivity(unchecked) package var defersUpkeep = false {
         didSet { for t in tables.values { t.defersUpkeep = defersUpkeep } }
     }
 
     /// See ``ConfirmedStorage/upkeepDue``: set by the write that made it due.
-    package private(set) var upkeepDue = false
+    @exclusivity(unchecked) package private(set) var upkeepDue = false
 
     package func prepareMoves(_ records: [RecordMove]) -> (any StagedMoves)? {
         guard !records.isEmpty else { return nil }
@@ -196,21 +197,21 @@ extension MemoryStorage {
     /// One collection: the arena and its index.
     final class Table {
         /// Canonical JSON of every record, back to back; rewritten bytes stay until compaction.
-        private(set) var arena: [UInt8] = []
+        @exclusivity(unchecked) private(set) var arena: [UInt8] = []
         /// Each key's bytes in `arena`: offset in the high 40 bits, length in the low 24.
-        private var slots: [Key: UInt64] = [:]
+        @exclusivity(unchecked) private var slots: [Key: UInt64] = [:]
         /// Bytes in `arena` no slot points at any more.
-        private var garbage = 0
-        private var index = SortedKeyIndex()
+        @exclusivity(unchecked) private var garbage = 0
+        @exclusivity(unchecked) private var index = SortedKeyIndex()
         /// See ``MemoryStorage/holdsUpkeep``.
-        var holdsCompaction = false
+        @exclusivity(unchecked) var holdsCompaction = false
         /// See ``MemoryStorage/defersUpkeep``.
-        var defersUpkeep = false
+        @exclusivity(unchecked) var defersUpkeep = false
 
         /// Records up to 16 MiB - 1 fit a slot's length; a bigger one is kept in `big`.
         private static let lengthBits: UInt64 = 24
         private static let bigLength = (1 << 24) - 1
-        private var big: [Key: [UInt8]] = [:]
+        @exclusivity(unchecked) private var big: [Key: [UInt8]] = [:]
 
         func record(_ key: Key) throws(OptimistError) -> Record? {
             guard let slot = slots[key] else { return nil }

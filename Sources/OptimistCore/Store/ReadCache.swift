@@ -37,21 +37,22 @@ import Synchronization
 /// CLOCK eviction, trimmed at every insert. Its records are mostly the ones the storage's
 /// cache holds too (the same dictionaries, shared, not copied); the budget bounds the rest.
 final class ReadCache: @unchecked Sendable {
+    // Stored properties are `@exclusivity(unchecked)`: each shard's under its own lock (see `Engine`).
     private final class Shard {
         let lock = Lock()
-        var cache: RecordCache
+        @exclusivity(unchecked) var cache: RecordCache
         /// Counts the shard's invalidations (see ``ticket(_:)``).
         let epoch = Atomic<UInt64>(0)
         /// From a staged batch's publish until ``refill()`` is done with the shard: the
         /// entries the publish set aside, and the batch's values (see ``setAside(answering:)``).
-        var aside: (entries: RecordCache, changed: (RecordAddress) -> Record??)?
+        @exclusivity(unchecked) var aside: (entries: RecordCache, changed: (RecordAddress) -> Record??)?
         /// From a staged batch's publish until its layer goes (see ``answer(from:)``): the
         /// visible values of the batch's records that no mutation overlays.
-        var answering: ((RecordAddress) -> Record??)?
+        @exclusivity(unchecked) var answering: ((RecordAddress) -> Record??)?
         /// While ``aside`` or ``answering`` is set: the records whose visible value changed
         /// since (a tap made between a staged batch's steps). Neither answers for them, and
         /// the refill does not put them back: a reader reads them under the state lock.
-        var overtaken: Set<RecordAddress> = []
+        @exclusivity(unchecked) var overtaken: Set<RecordAddress> = []
         init(budget: Int) { cache = RecordCache(budget: budget) }
 
         /// Ends the staged batch's answers when neither is left.

@@ -25,7 +25,7 @@ final class PublishedValue: @unchecked Sendable {
 /// defines a view (so a reader finds a view from the moment a call defining it ends).
 final class ViewDirectory: @unchecked Sendable {
     private let lock = Lock()
-    private var byName: [Key: PublishedValue] = [:]
+    @exclusivity(unchecked) private var byName: [Key: PublishedValue] = [:]
 
     /// The view's published value; nil: no view by that name. (The value, not the
     /// ``PublishedValue``: handing that out cost a retain and a release per read.)
