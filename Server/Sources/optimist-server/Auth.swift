@@ -20,7 +20,7 @@ struct Auth: Sendable {
         guard let bytes = readFile(path) else { throw BadRequest("cannot read tokens file \(path)") }
         let parsed: JSON
         do throws(JSONParser.Failure) {
-            parsed = try bytes.withUnsafeBufferPointer { (b) throws(JSONParser.Failure) in try JSONParser.parse(b) }
+            parsed = try parseJSON(bytes)
         } catch {
             throw BadRequest("tokens file \(path): \(error)")
         }
@@ -43,8 +43,8 @@ struct Auth: Sendable {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .failure(.init("missing bearer token")) }
         let token = parts[1].trimmingSuffixSpaces()
         if let user = users?[Key(token)] { return .success(user) }
-        // A token of the file's is never a JWT's shape (two dots) by accident: a miss there with
-        // JWT keys goes to them, so their refusal says why.
+        // A token the file does not know goes to the JWT keys when it has a dot (a JWT's
+        // separator), so their refusal says why.
         if let jwt, token.utf8.contains(UInt8(ascii: ".")) { return jwt.user(token: token, now: now) }
         return .failure(.init("unknown bearer token"))
     }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import OptimistModel
 
 /// The bytes of a file, nil when it cannot be read. (Plain stdio: the server needs nothing
 /// else from Foundation.)
@@ -27,4 +28,9 @@ func writeLine(toStandardOutput line: String) {
         if n <= 0 { return }
         bytes = bytes.dropFirst(n)
     }
+}
+
+/// The JSON value of `bytes` (a file's, a token part's).
+func parseJSON(_ bytes: [UInt8]) throws(JSONParser.Failure) -> JSON {
+    try bytes.withUnsafeBufferPointer { (b) throws(JSONParser.Failure) in try JSONParser.parse(b) }
 }

@@ -63,7 +63,7 @@ struct JWTVerifier: Sendable {
     mutating func addJWKS(fileBytes: [UInt8], path: String) throws(BadRequest) -> [String] {
         let parsed: JSON
         do throws(JSONParser.Failure) {
-            parsed = try fileBytes.withUnsafeBufferPointer { (b) throws(JSONParser.Failure) in try JSONParser.parse(b) }
+            parsed = try parseJSON(fileBytes)
         } catch {
             throw BadRequest("JWKS \(path): \(error)")
         }
@@ -74,14 +74,14 @@ struct JWTVerifier: Sendable {
         var added: [VerifyingKey] = []
         for (i, entry) in list.enumerated() {
             guard case .object(let jwk) = entry else { throw BadRequest("JWKS \(path): keys[\(i)] is not an object") }
-            let kid = jwk["kid"]?.text
+            let kid = jwk["kid"]?.string
             let name = kid.map { "key \"\($0)\"" } ?? "keys[\(i)]"
-            if let use = jwk["use"]?.text, use != "sig" {
+            if let use = jwk["use"]?.string, use != "sig" {
                 notes.append("JWKS \(path): \(name) skipped (use \"\(use)\", not \"sig\")")
                 continue
             }
-            let kty = jwk["kty"]?.text ?? ""
-            let alg = jwk["alg"]?.text
+            let kty = jwk["kty"]?.string ?? ""
+            let alg = jwk["alg"]?.string
             switch kty {
             case "RSA" where alg == nil || alg == "RS256":
                 let n = try Self.member(jwk, "n", of: name, in: path), e = try Self.member(jwk, "e", of: name, in: path)
@@ -93,7 +93,7 @@ struct JWTVerifier: Sendable {
                     key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: signed,
                                          padding: .insecurePKCS1v1_5)
                 })
-            case "EC" where jwk["crv"]?.text == "P-256" && (alg == nil || alg == "ES256"):
+            case "EC" where jwk["crv"]?.string == "P-256" && (alg == nil || alg == "ES256"):
                 let x = try Self.member(jwk, "x", of: name, in: path), y = try Self.member(jwk, "y", of: name, in: path)
                 guard x.count == 32, y.count == 32 else { throw BadRequest("JWKS \(path): \(name): x and y must be 32 bytes each") }
                 let key: P256.Signing.PublicKey
@@ -129,7 +129,7 @@ struct JWTVerifier: Sendable {
     }
 
     private static func member(_ jwk: [Key: JSON], _ name: String, of key: String, in path: String) throws(BadRequest) -> [UInt8] {
-        guard let text = jwk[Key(name)]?.text, let bytes = Base64URL.decode(text), !bytes.isEmpty else {
+        guard let text = jwk[Key(name)]?.string, let bytes = Base64URL.decode(text), !bytes.isEmpty else {
             throw BadRequest("JWKS \(path): \(key) needs \"\(name)\" in base64url")
         }
         return bytes
@@ -142,7 +142,7 @@ struct JWTVerifier: Sendable {
         guard let headerBytes = Base64URL.decode(parts[0]), case .object(let header)? = Self.json(headerBytes) else {
             return .failure(Refusal("the token's header is not base64url JSON"))
         }
-        guard let algName = header["alg"]?.text else { return .failure(Refusal("the token's header has no alg")) }
+        guard let algName = header["alg"]?.string else { return .failure(Refusal("the token's header has no alg")) }
         guard let alg = Algorithm(rawValue: algName) else {
             return .failure(Refusal("alg \"\(algName)\" is not accepted (HS256, RS256 or ES256)"))
         }
@@ -150,7 +150,7 @@ struct JWTVerifier: Sendable {
         guard !parts[2].isEmpty else { return .failure(Refusal("the token has no signature")) }
         let key: VerifyingKey
         if let kidValue = header["kid"] {
-            guard let kid = kidValue.text, let k = keys.first(where: { $0.kid == kid }) else {
+            guard let kid = kidValue.string, let k = keys.first(where: { $0.kid == kid }) else {
                 return .failure(Refusal("no key with the token's kid"))
             }
             key = k
@@ -165,7 +165,7 @@ struct JWTVerifier: Sendable {
         guard let payloadBytes = Base64URL.decode(parts[1]), case .object(let claims)? = Self.json(payloadBytes) else {
             return .failure(Refusal("the token's payload is not base64url JSON"))
         }
-        guard let sub = claims["sub"]?.text, !sub.isEmpty else { return .failure(Refusal("the token has no sub")) }
+        guard let sub = claims["sub"]?.string, !sub.isEmpty else { return .failure(Refusal("the token has no sub")) }
         guard let exp = claims["exp"]?.number else { return .failure(Refusal("the token has no exp")) }
         guard now < exp else { return .failure(Refusal("the token has expired")) }
         if let nbfValue = claims["nbf"] {
@@ -175,7 +175,7 @@ struct JWTVerifier: Sendable {
         if let audience {
             switch claims["aud"] {
             case .string(let a)? where a == audience: break
-            case .array(let list)? where list.contains(where: { $0.text == audience }): break
+            case .array(let list)? where list.contains(where: { $0.string == audience }): break
             default: return .failure(Refusal("the token is not for this audience"))
             }
         }
@@ -183,7 +183,7 @@ struct JWTVerifier: Sendable {
     }
 
     private static func json(_ bytes: [UInt8]) -> JSON? {
-        try? bytes.withUnsafeBufferPointer { (b) throws(JSONParser.Failure) in try JSONParser.parse(b) }
+        try? parseJSON(bytes)
     }
 }
 
@@ -220,9 +220,4 @@ enum Base64URL {
         guard bits < 6, acc & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
         return out
     }
-}
-
-extension JSON {
-    /// The string, when this is one.
-    fileprivate var text: String? { if case .string(let s) = self { return s }; return nil }
 }

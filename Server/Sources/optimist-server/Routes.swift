@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Hummingbird
 import Logging
 import OptimistModel
@@ -60,7 +55,7 @@ struct SyncResponder: HTTPResponder {
 
     private func syncRequest(_ request: Request, push: Bool, clientID: inout String?) async -> Response {
         let user: String
-        switch auth.user(for: request, now: Self.secondsSince1970()) {
+        switch auth.user(for: request, now: Double(unixMilliseconds()) / 1000) {
         case .success(let u): user = u
         case .failure(let refusal):
             _ = await readBody(request, limit: 0)
@@ -166,14 +161,5 @@ extension Duration {
     fileprivate var microseconds: Int64 {
         let (s, atto) = components
         return s * 1_000_000 + atto / 1_000_000_000_000
-    }
-}
-
-extension SyncResponder {
-    /// The wall clock, for tokens' `exp` and `nbf`.
-    static func secondsSince1970() -> Double {
-        var t = timespec()
-        clock_gettime(CLOCK_REALTIME, &t)
-        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 }

@@ -9,6 +9,8 @@ public enum JSON: Sendable, Hashable {
 
     /// The number, when this is one.
     public var number: Double? { if case .number(let d) = self { return d }; return nil }
+    /// The string, when this is one.
+    public var string: String? { if case .string(let s) = self { return s }; return nil }
     /// The object's members, when this is an object.
     public var object: [Key: JSON]? { if case .object(let o) = self { return o }; return nil }
 }
