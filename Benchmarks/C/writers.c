@@ -195,6 +195,18 @@ static void *commit_loop(void *arg) {
     return NULL;
 }
 
+/* A tap over 1 ms: when (ns from the batches' start), how long, and with WRITERS_RUSAGE=1 its
+ * context switches and page faults. */
+typedef struct {
+    uint64_t at, ns;
+    long vcsw, ivcsw, faults;
+} slow_tap;
+
+static int slow_tap_by_time(const void *a, const void *b) {
+    uint64_t x = ((const slow_tap *)a)->at, y = ((const slow_tap *)b)->at;
+    return x < y ? -1 : x > y;
+}
+
 static void tap_beside_batches(int run) {
     optimist_store *s = open_store();
     batcher b = {.s = s};
@@ -207,13 +219,12 @@ static void tap_beside_batches(int run) {
     int committing = getenv("WRITERS_NO_COMMIT") == NULL;
     if (committing) pthread_create(&tc, NULL, commit_loop, &c);
     pthread_create(&t, NULL, apply_batches, &b);
-    /* The slowest taps over 1 ms: when (ms from the batches' start) and how long. */
+    /* The SLOW longest taps over 1 ms (see slow_tap). */
     enum { SLOW = 8 };
-    uint64_t slow_at[SLOW], slow_ns[SLOW];
+    slow_tap slow_taps[SLOW];
     /* WRITERS_RUSAGE=1: each slow tap's context switches (voluntary: it waited; involuntary:
      * it was preempted) and page faults, from getrusage around every tap (a syscall each). */
     int rusage = getenv("WRITERS_RUSAGE") != NULL;
-    long slow_vcsw[SLOW] = {0}, slow_ivcsw[SLOW] = {0}, slow_flt[SLOW] = {0};
     int slow = 0;
     size_t over_ms = 0;
     long seq = 0;
@@ -242,17 +253,16 @@ static void tap_beside_batches(int run) {
             int at = slow < SLOW ? slow++ : -1;
             if (at < 0) {
                 at = 0;
-                for (int i = 1; i < SLOW; i++) if (slow_ns[i] < slow_ns[at]) at = i;
-                if (slow_ns[at] >= took) at = -1;
+                for (int i = 1; i < SLOW; i++) if (slow_taps[i].ns < slow_taps[at].ns) at = i;
+                if (slow_taps[at].ns >= took) at = -1;
             }
             if (at >= 0) {
-                slow_at[at] = t0 - b.start;
+                slow_taps[at] = (slow_tap){.at = t0 - b.start, .ns = took};
                 if (rusage) {
-                    slow_vcsw[at] = r1.ru_nvcsw - r0.ru_nvcsw;
-                    slow_ivcsw[at] = r1.ru_nivcsw - r0.ru_nivcsw;
-                    slow_flt[at] = (r1.ru_minflt - r0.ru_minflt) + (r1.ru_majflt - r0.ru_majflt);
+                    slow_taps[at].vcsw = r1.ru_nvcsw - r0.ru_nvcsw;
+                    slow_taps[at].ivcsw = r1.ru_nivcsw - r0.ru_nivcsw;
+                    slow_taps[at].faults = (r1.ru_minflt - r0.ru_minflt) + (r1.ru_majflt - r0.ru_majflt);
                 }
-                slow_ns[at] = took;
             }
         }
         atomic_store(&taps_made, (size_t)++seq);
@@ -271,18 +281,11 @@ static void tap_beside_batches(int run) {
     if (over_ms) {
         printf("  taps over 1 ms: %zu; the longest (at ms: took ms):", over_ms);
         /* In the order they were made. */
-        for (int i = 1; i < slow; i++)
-            for (int j = i; j > 0 && slow_at[j - 1] > slow_at[j]; j--) {
-                uint64_t ta = slow_at[j], tn = slow_ns[j];
-                long v = slow_vcsw[j], iv = slow_ivcsw[j], f = slow_flt[j];
-                slow_at[j] = slow_at[j - 1]; slow_ns[j] = slow_ns[j - 1];
-                slow_vcsw[j] = slow_vcsw[j - 1]; slow_ivcsw[j] = slow_ivcsw[j - 1]; slow_flt[j] = slow_flt[j - 1];
-                slow_at[j - 1] = ta; slow_ns[j - 1] = tn;
-                slow_vcsw[j - 1] = v; slow_ivcsw[j - 1] = iv; slow_flt[j - 1] = f;
-            }
+        qsort(slow_taps, (size_t)slow, sizeof *slow_taps, slow_tap_by_time);
         for (int i = 0; i < slow; i++) {
-            printf(" %.1f:%.1f", slow_at[i] / 1e6, slow_ns[i] / 1e6);
-            if (rusage) printf("(vcsw %ld ivcsw %ld faults %ld)", slow_vcsw[i], slow_ivcsw[i], slow_flt[i]);
+            const slow_tap *t = &slow_taps[i];
+            printf(" %.1f:%.1f", t->at / 1e6, t->ns / 1e6);
+            if (rusage) printf("(vcsw %ld ivcsw %ld faults %ld)", t->vcsw, t->ivcsw, t->faults);
         }
         printf("; batches ended at ms:");
         for (int n = 0; n < BATCHES; n++) printf(" %.1f", b.ends[n] / 1e6);
