@@ -325,9 +325,10 @@ final class WriterState: @unchecked Sendable {
                 taken = opened
             }
             // The written batch is freed here, outside the monitor (`carry` is this thread's):
-            // letting go of a batch of 100k-200k server records took 7-26 ms on a 2-vCPU
-            // machine, and under the monitor a tap beside it waited that long for its append
-            // (`WRITERS_RUSAGE=1` in Benchmarks/C/writers.c: one sleep, no page faults).
+            // letting go of a 100k-record server batch takes milliseconds, and under the
+            // monitor a tap beside it waited that long for its append (`WRITERS_RUSAGE=1` in
+            // Benchmarks/C/writers.c: one sleep, no page faults; BENCHMARKS.md, "The write path,
+            // round 2").
             if failure == nil { carry = JournalBatch() }
             monitor.lock()
             // Folded into `carry` (kept on failure), so `taken` is done with either way.
