@@ -11,18 +11,22 @@ public struct PullRequest: Sendable, Equatable {
     /// `unacked_digests`), so the server can tell an id it recorded with other ops; empty when
     /// the client sends none.
     public var digests: [String]
+    /// The protocol version it is sent with (``WireProtocol/version`` unless a test says).
+    public var version: Int
 
-    public init(clientID: String, cursor: String?, unacked: [MutationID], digests: [String] = []) {
+    public init(clientID: String, cursor: String?, unacked: [MutationID], digests: [String] = [],
+                version: Int = WireProtocol.version) {
         self.clientID = clientID
         self.cursor = cursor
         self.unacked = unacked
         self.digests = digests
+        self.version = version
     }
 
     /// The request body.
     public func encoded() -> String {
         var body: [Key: JSON] = [
-            "protocol": Wire.number(WireProtocol.version), "client_id": .string(clientID),
+            "protocol": Wire.number(version), "client_id": .string(clientID),
             "cursor": cursor.map(JSON.string) ?? .null,
             "unacked": .array(unacked.map { Wire.number($0) }),
         ]
@@ -33,7 +37,7 @@ public struct PullRequest: Sendable, Equatable {
     /// A request body, checked field by field (a server's side). What a cursor may look like
     /// is the server's business (it issued it).
     public static func decode(_ body: JSON) throws(ProtocolViolation) -> PullRequest {
-        let (object, clientID) = try Wire.envelope(body)
+        let (object, clientID, version) = try Wire.envelope(body)
         var cursor: String?
         switch object["cursor"] {
         case nil, .null?: cursor = nil
@@ -62,7 +66,7 @@ public struct PullRequest: Sendable, Equatable {
             }
         default: throw ProtocolViolation("unacked_digests must be an array of strings")
         }
-        return PullRequest(clientID: clientID, cursor: cursor, unacked: unacked, digests: digests)
+        return PullRequest(clientID: clientID, cursor: cursor, unacked: unacked, digests: digests, version: version)
     }
 }
 
@@ -93,13 +97,19 @@ public struct PullReply: Sendable, Equatable {
     /// (pending mutations stay and rebase) and pulls from the start. This reply's `changes`
     /// are then the first page from the start, under `cursor`. Written only when true.
     public var reset: Bool
+    /// Protocol 2: spaces the user no longer sees (they left or were removed), applied before
+    /// `changes`: the client removes its confirmed records of every collection `S/…` of each
+    /// space `S` named. Written only when not empty.
+    public var drop: [String]
 
-    public init(cursor: String, more: Bool, changes: [Op], outcomes: [PullOutcome], reset: Bool = false) {
+    public init(cursor: String, more: Bool, changes: [Op], outcomes: [PullOutcome], reset: Bool = false,
+                drop: [String] = []) {
         self.cursor = cursor
         self.more = more
         self.changes = changes
         self.outcomes = outcomes
         self.reset = reset
+        self.drop = drop
     }
 
     /// The reply body.
@@ -107,13 +117,14 @@ public struct PullReply: Sendable, Equatable {
         var body: [Key: JSON] = ["changes": .array(changes.map(\.json)), "cursor": .string(cursor), "more": .bool(more),
                                  "outcomes": Self.outcomesJSON(outcomes)]
         if reset { body["reset"] = .bool(true) }
+        if !drop.isEmpty { body["drop"] = .array(drop.map(JSON.string)) }
         return JSONWriter.string(body)
     }
 
     /// A reply body from stored records, whose values go out as the text they are, without a
     /// parse and a write per record (a server's side).
     public static func encode(cursor: String, more: Bool, changes: [PulledChange], outcomes: [PullOutcome],
-                              reset: Bool = false) -> [UInt8] {
+                              reset: Bool = false, drop: [String] = []) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(256 + changes.reduce(0) { $0 + 40 + ($1.value?.utf8.count ?? 0) })
         out += #"{"changes":["#.utf8
@@ -138,6 +149,10 @@ public struct PullReply: Sendable, Equatable {
         out += #","outcomes":"#.utf8
         JSONWriter.write(outcomesJSON(outcomes), into: &out)
         if reset { out += #","reset":true"#.utf8 }
+        if !drop.isEmpty {
+            out += #","drop":"#.utf8
+            JSONWriter.write(.array(drop.map(JSON.string)), into: &out)
+        }
         out += "}".utf8
         return out
     }
@@ -172,6 +187,18 @@ public struct PullReply: Sendable, Equatable {
         case .bool(let b)?: reset = b
         default: throw ProtocolViolation("reset must be true or false")
         }
+        var drop = [String]()
+        switch o["drop"] {
+        case nil, .null?: break
+        case .array(let list)?:
+            for item in list {
+                guard case .string(let space) = item, SpaceName.isValid(space) else {
+                    throw ProtocolViolation("drop must list space names (non-empty, without \"/\")")
+                }
+                drop.append(space)
+            }
+        default: throw ProtocolViolation("drop must be an array of space names")
+        }
         var changes = [Op]()
         switch o["changes"] {
         case nil, .null?: break
@@ -196,6 +223,6 @@ public struct PullReply: Sendable, Equatable {
             }
         default: throw ProtocolViolation("outcomes must be an array")
         }
-        return PullReply(cursor: cursor, more: more, changes: changes, outcomes: outcomes, reset: reset)
+        return PullReply(cursor: cursor, more: more, changes: changes, outcomes: outcomes, reset: reset, drop: drop)
     }
 }

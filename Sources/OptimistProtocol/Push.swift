@@ -17,10 +17,13 @@ public struct PushedMutation: Sendable, Equatable {
 public struct PushRequest: Sendable, Equatable {
     public var clientID: String
     public var mutations: [PushedMutation]
+    /// The protocol version it is sent with (``WireProtocol/version`` unless a test says).
+    public var version: Int
 
-    public init(clientID: String, mutations: [PushedMutation]) {
+    public init(clientID: String, mutations: [PushedMutation], version: Int = WireProtocol.version) {
         self.clientID = clientID
         self.mutations = mutations
+        self.version = version
     }
 
     /// The request body.
@@ -28,14 +31,14 @@ public struct PushRequest: Sendable, Equatable {
         let items: [JSON] = mutations.map { m in
             ["id": Wire.number(m.id), "retry": Wire.number(m.retry), "ops": .array(m.ops.map(\.json))]
         }
-        return JSONWriter.string(["protocol": Wire.number(WireProtocol.version), "client_id": .string(clientID),
+        return JSONWriter.string(["protocol": Wire.number(version), "client_id": .string(clientID),
                                   "mutations": .array(items)])
     }
 
     /// A request body, checked field by field (a server's side). `retry` may be left out by a
     /// client that never retries: it counts as 0.
     public static func decode(_ body: JSON) throws(ProtocolViolation) -> PushRequest {
-        let (object, clientID) = try Wire.envelope(body)
+        let (object, clientID, version) = try Wire.envelope(body)
         guard case .array(let items)? = object["mutations"] else { throw ProtocolViolation("mutations must be an array") }
         var mutations = [PushedMutation]()
         mutations.reserveCapacity(items.count)
@@ -49,7 +52,7 @@ public struct PushRequest: Sendable, Equatable {
             for (k, opItem) in opItems.enumerated() { ops.append(try Wire.op(opItem, "mutations[\(n)].ops[\(k)]")) }
             mutations.append(PushedMutation(id: id, retry: Int(retry), ops: ops))
         }
-        return PushRequest(clientID: clientID, mutations: mutations)
+        return PushRequest(clientID: clientID, mutations: mutations, version: version)
     }
 }
 

@@ -8,8 +8,11 @@ import OptimistModel
 /// a ``ProtocolViolation``: a client changes nothing in its store on a reply that is not the
 /// protocol, a server answers 400 to a request that is not.
 public enum WireProtocol {
-    /// The version every request carries as `protocol`.
-    public static let version = 1
+    /// The version this library's requests carry as `protocol`: 2, which adds shared spaces
+    /// (a collection `S/NAME` lives in the space `S`) and the `drop` of a pull reply.
+    public static let version = 2
+    /// Every version a server of this module answers: 1 (the user's private space only) and 2.
+    public static let versions: ClosedRange<Int> = 1...2
     /// The largest integer a JSON number (a double) carries exactly: mutation ids and retry
     /// counts are whole numbers from 0 to this.
     public static let maxInteger: UInt64 = (1 << 53) - 1
@@ -42,18 +45,20 @@ public enum WireStatus: String, Sendable, CaseIterable {
 
 /// The pieces every message is made of: one spelling of each check.
 enum Wire {
-    /// The members every request has, `protocol` (1) and `client_id`: the object and the id.
-    static func envelope(_ body: JSON) throws(ProtocolViolation) -> ([Key: JSON], String) {
+    /// The members every request has, `protocol` (1 or 2) and `client_id`: the object, the id
+    /// and the version.
+    static func envelope(_ body: JSON) throws(ProtocolViolation) -> ([Key: JSON], String, Int) {
         guard case .object(let object) = body else { throw ProtocolViolation("the body must be a JSON object") }
         guard let version = object["protocol"] else { throw ProtocolViolation("protocol is missing") }
-        guard case .number(Double(WireProtocol.version)) = version else {
-            throw ProtocolViolation("unsupported protocol \(version) (this server speaks \(WireProtocol.version))")
+        guard case .number(let v) = version, let n = Int(exactly: v), WireProtocol.versions.contains(n) else {
+            throw ProtocolViolation("unsupported protocol \(JSONWriter.string(version)) (this server speaks "
+                                    + "\(WireProtocol.versions.lowerBound) to \(WireProtocol.versions.upperBound))")
         }
         guard case .string(let clientID)? = object["client_id"] else { throw ProtocolViolation("client_id must be a string") }
         guard !clientID.isEmpty, clientID.utf8.count <= WireProtocol.maxClientIDBytes, !clientID.utf8.contains(0) else {
             throw ProtocolViolation("client_id must be 1 to \(WireProtocol.maxClientIDBytes) bytes without U+0000")
         }
-        return (object, clientID)
+        return (object, clientID, n)
     }
 
     /// A reply's top-level object.
