@@ -190,16 +190,17 @@ def http(method, url, body=None, headers=None, timeout=60):
 
 
 class Client:
-    """A protocol client of one (user, client id)."""
+    """A protocol client of one (user, client id), speaking protocol 1 unless told."""
 
-    def __init__(self, server, client_id=None, token=None):
+    def __init__(self, server, client_id=None, token=None, protocol=1):
         self.server = server
         self.client_id = client_id or str(uuid.uuid4())
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.protocol = protocol
 
     def push_raw(self, mutations, client_id=None):
         return http("POST", self.server.url + "/push",
-                    {"protocol": 1, "client_id": client_id or self.client_id, "mutations": mutations}, self.headers)
+                    {"protocol": self.protocol, "client_id": client_id or self.client_id, "mutations": mutations}, self.headers)
 
     def push(self, mutations):
         r = self.push_raw(mutations)
@@ -207,7 +208,7 @@ class Client:
         return r.json["results"]
 
     def pull_raw(self, cursor=None, unacked=(), digests=None):
-        body = {"protocol": 1, "client_id": self.client_id, "cursor": cursor, "unacked": list(unacked)}
+        body = {"protocol": self.protocol, "client_id": self.client_id, "cursor": cursor, "unacked": list(unacked)}
         if digests is not None:
             body["unacked_digests"] = list(digests)
         return http("POST", self.server.url + "/pull", body, self.headers)

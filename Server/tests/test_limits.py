@@ -306,7 +306,7 @@ def hold_space_lock(db, user):
     until the returned function is called."""
     p = subprocess.Popen([psql_binary(), db.url, "-v", "ON_ERROR_STOP=1", "-q"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    p.stdin.write(f"BEGIN;\nSELECT seq FROM spaces WHERE user_id = '{user}' FOR UPDATE;\n\\echo locked\n".encode())
+    p.stdin.write(f"BEGIN;\nSELECT seq FROM spaces WHERE space = 'u:{user}' FOR UPDATE;\n\\echo locked\n".encode())
     p.stdin.flush()
     while True:
         line = read_line_with_timeout(p.stdout, 30)

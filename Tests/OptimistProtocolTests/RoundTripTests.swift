@@ -40,6 +40,10 @@ import Testing
         let digests = [OpsDigest.of([Self.ops[0]]), OpsDigest.of([Self.ops[3]])]
         let withDigests = PullRequest(clientID: "c", cursor: "db.7", unacked: [4, 5], digests: digests)
         #expect(try PullRequest.decode(JSONParser.parse(withDigests.encoded())) == withDigests)
+        let version1 = PullRequest(clientID: "c", cursor: nil, unacked: [], version: 1)
+        #expect(version1.encoded().contains(#""protocol":1"#))
+        #expect(try PullRequest.decode(JSONParser.parse(version1.encoded())) == version1)
+        #expect(PullRequest(clientID: "c", cursor: nil, unacked: []).encoded().contains(#""protocol":2"#))
     }
 
     /// Client and server digest what they parsed and re-wrote: the same ops give the same
@@ -63,6 +67,14 @@ import Testing
         let reset = PullReply(cursor: "db2.0", more: false, changes: [Self.ops[3]], outcomes: [], reset: true)
         #expect(try PullReply.decode(reset.encoded()) == reset)
         #expect(!reply.encoded().contains("reset"))
+        #expect(!reply.encoded().contains("drop"))
+        let drop = PullReply(cursor: "db.2.4", more: false, changes: [Self.ops[0]], outcomes: [], drop: ["room", "é club"])
+        #expect(try PullReply.decode(drop.encoded()) == drop)
+        let stored = PullReply.encode(cursor: "c", more: false, changes: [], outcomes: [], drop: ["room"])
+        #expect(try PullReply.decode(String(decoding: stored, as: UTF8.self)).drop == ["room"])
+        for bad in [#""drop":"room""#, #""drop":[1]"#, #""drop":[""]"#, #""drop":["a/b"]"#] {
+            #expect(throws: ProtocolViolation.self) { try PullReply.decode(#"{"cursor":"c",\#(bad)}"#) }
+        }
     }
 
     /// A server writes stored values as the text they are; a client reads the same ops.
@@ -90,10 +102,14 @@ import Testing
         } catch let v as ProtocolViolation { return v.message } catch { return "not JSON" }
     }
 
-    @Test func requestsOutsideTheProtocol() {
+    @Test func requestsOutsideTheProtocol() throws {
         #expect(request(#"[]"#) == "the body must be a JSON object")
         #expect(request(#"{"client_id":"c","mutations":[]}"#) == "protocol is missing")
-        #expect(request(#"{"protocol":2,"client_id":"c","mutations":[]}"#)?.hasPrefix("unsupported protocol") == true)
+        for version in ["3", "0", "1.5", "\"2\"", "null"] {
+            #expect(request(#"{"protocol":\#(version),"client_id":"c","mutations":[]}"#)?.hasPrefix("unsupported protocol") == true)
+        }
+        #expect(request(#"{"protocol":2,"client_id":"c","mutations":[]}"#) == nil)
+        #expect(try PushRequest.decode(JSONParser.parse(#"{"protocol":1,"client_id":"c","mutations":[]}"#)).version == 1)
         #expect(request(#"{"protocol":1,"client_id":"","mutations":[]}"#)?.hasPrefix("client_id must be 1 to") == true)
         #expect(request(#"{"protocol":1,"client_id":"\#(String(repeating: "x", count: 201))","mutations":[]}"#)?.hasPrefix("client_id") == true)
         #expect(request(#"{"protocol":1,"client_id":"c","mutations":{}}"#) == "mutations must be an array")

@@ -2,7 +2,7 @@ import Logging
 import ServiceLifecycle
 
 /// Removes tombstones and recorded outcomes older than the retention horizon
-/// (`--retention-days`): at start, then periodically, in small transactions (one user's space
+/// (`--retention-days`): at start, then periodically, in small transactions (one space
 /// locked at a time, at most ``batch`` rows of each kind) so that pushes barely wait for it.
 ///
 /// What pruning costs clients is documented in docs/protocol.md: a cursor older than a pruned
@@ -41,10 +41,16 @@ struct Pruner: Service {
             for _ in 0..<Self.batchesPerRound {
                 let before = unixMilliseconds() - retentionMilliseconds
                 let removed = try await storage.write { tx in
-                    guard let user = try await tx.userWithPrunable(before: before) else { return 0 }
-                    // The same lock as a push's: the pruned seq and the rows go together.
-                    _ = try await tx.lockSpace(user: user)
-                    return try await tx.prune(user: user, before: before, limit: Self.batch)
+                    // The same locks as a push's: the pruned seq and the rows go together.
+                    // Outcomes first: a round that has pruned a tombstone has pruned the
+                    // outcomes as old as it.
+                    if let user = try await tx.userWithPrunableOutcomes(before: before) {
+                        _ = try await tx.lockSpace(.user(user))
+                        return try await tx.pruneOutcomes(user: user, before: before, limit: Self.batch)
+                    }
+                    guard let space = try await tx.spaceWithPrunableTombstones(before: before) else { return 0 }
+                    _ = try await tx.lockSpace(space)
+                    return try await tx.pruneTombstones(space, before: before, limit: Self.batch)
                 }
                 if removed == 0 { break }
                 total += removed

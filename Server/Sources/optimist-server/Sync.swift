@@ -20,8 +20,7 @@ struct SyncService: Sendable {
     func push(user: String, _ request: PushRequest) async throws -> [PushResult] {
         let rules = self.rules
         return try await storage.write { tx in
-            var session = try await PushSession(tx: tx, user: user, clientID: request.clientID, rules: rules,
-                                                ids: request.mutations.map(\.storedID))
+            var session = try await PushSession(tx: tx, user: user, request: request, rules: rules)
             var results = [PushResult]()
             results.reserveCapacity(request.mutations.count)
             for m in request.mutations { results.append(try await session.handle(m)) }
@@ -30,14 +29,20 @@ struct SyncService: Sendable {
         }
     }
 
-    /// Answers a pull from one consistent snapshot.
+    /// Answers a pull from one consistent snapshot: under protocol 1, of the user's private
+    /// space; under protocol 2, of it and of every shared space the user is a member of.
     func pull(user: String, _ request: PullRequest) async throws -> PullAnswer {
         let bounds = PageBounds(count: pageSize, bytes: Int64(pageBytes))
+        if request.version >= 2 {
+            return try await storage.read { tx in try await pullSpaces(tx, user: user, request, bounds: bounds) }
+        }
         return try await storage.read { tx in
-            let space = try await tx.space(user: user)
+            let identity = try await tx.identity()
+            let mine = SpaceID.user(user)
+            let space = try await tx.space(mine)
             var from: Int64 = 0
             var reset = false
-            switch Cursor.position(of: request.cursor, identity: space.identity) {
+            switch Cursor.position(of: request.cursor, identity: identity) {
             case .start: break
             case .after(let seq) where seq <= space.seq && seq >= space.prunedSeq: from = seq
             case .after, .foreign:
@@ -47,18 +52,77 @@ struct SyncService: Sendable {
                 // may differ from ours in ways no change will tell, so it starts over.
                 reset = true
             }
-            let extent = try await PageExtent.find(tx, user: user, after: from, bounds: bounds)
-            let changes = extent.through > from ? try await tx.changes(user: user, after: from, through: extent.through) : []
+            var used = PageUsage()
+            let extent = try await PageExtent.find(tx, mine, after: from, bounds: bounds, used: &used)
+            let changes = extent.through > from ? try await tx.changes(mine, after: from, through: extent.through) : []
             if extent.more {
-                return PullAnswer(identity: space.identity, cursor: extent.through, more: true, reset: reset,
+                return PullAnswer(cursor: Cursor.text(identity: identity, seq: extent.through), more: true, reset: reset,
                                   changes: changes, outcomes: [])
             }
             // The last page: the client now holds everything up to space.seq, so outcomes of
             // its unacked mutations (whose effects are included) can be told safely.
             let outcomes = try await unackedOutcomes(tx, user: user, request)
-            return PullAnswer(identity: space.identity, cursor: space.seq, more: false, reset: reset,
+            return PullAnswer(cursor: Cursor.text(identity: identity, seq: space.seq), more: false, reset: reset,
                               changes: changes, outcomes: outcomes)
         }
+    }
+
+    /// A protocol 2 pull. Membership and records are read in the one snapshot, so a member
+    /// removed before it never gets a change of the space made after the removal, and one added
+    /// gets the space whole.
+    private func pullSpaces(_ tx: any StoreTransaction, user: String, _ request: PullRequest,
+                            bounds: PageBounds) async throws -> PullAnswer {
+        let identity = try await tx.identity()
+        let mine = SpaceID.user(user)
+        let own = try await tx.space(mine)
+        let memberships = try await tx.memberships(user: user)
+        var reset = false
+        var at = Cursor.Spaces()
+        switch Cursor.spacesPosition(of: request.cursor, identity: identity) {
+        case .start: break
+        case .foreign: reset = true  // another database's, or a protocol 1 cursor
+        case .at(let c) where c.privateSeq > own.seq || c.privateSeq < own.prunedSeq: reset = true
+        case .at(let c): at = c
+        }
+        // Spaces the client holds that the user no longer sees go; so do those whose position
+        // this database cannot continue (past the space's seq, or below its pruned seq): those
+        // come again from the start, after the drop, in this same round.
+        var drop = [String]()
+        let seen = Dictionary(memberships.map { ($0.name, $0.state) }, uniquingKeysWith: { a, _ in a })
+        for (name, seq) in at.shared.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            if let state = seen[name], seq <= state.seq, seq >= state.prunedSeq { continue }
+            drop.append(name)
+            at.shared[name] = nil
+        }
+        var order: [(SpaceID, String?, SpaceState)] = [(mine, nil, own)]
+        for m in memberships { order.append((.shared(m.name), m.name, m.state)) }
+        var used = PageUsage()
+        var changes = [StoredChange]()
+        var more = false
+        for (space, name, state) in order {
+            let from = name.map { at.shared[$0] ?? 0 } ?? at.privateSeq
+            var through = from
+            if from < state.seq {
+                let extent = try await PageExtent.find(tx, space, after: from, bounds: bounds, used: &used)
+                if extent.through > from { changes += try await tx.changes(space, after: from, through: extent.through) }
+                through = extent.through
+                more = extent.more
+            }
+            // A space the client holds nothing of yet stays out of the cursor until its first
+            // page (the space is then new to it, whatever happens meanwhile).
+            if let name {
+                if through > 0 || from > 0 || !more { at.shared[name] = through }
+            } else {
+                at.privateSeq = through
+            }
+            if more { break }
+        }
+        let cursor = Cursor.text(identity: identity, spaces: at)
+        if more {
+            return PullAnswer(cursor: cursor, more: true, reset: reset, changes: changes, outcomes: [], drop: drop)
+        }
+        let outcomes = try await unackedOutcomes(tx, user: user, request)
+        return PullAnswer(cursor: cursor, more: false, reset: reset, changes: changes, outcomes: outcomes, drop: drop)
     }
 
     /// The recorded outcomes of a pull's unacked ids. An id the client sent a digest for that
@@ -82,16 +146,17 @@ struct SyncService: Sendable {
 }
 
 struct PullAnswer: Sendable {
-    var identity: String
-    var cursor: Int64
+    var cursor: String
     var more: Bool
     var reset: Bool
     var changes: [StoredChange]
     var outcomes: [StoredOutcome]
+    /// Protocol 2: shared spaces the client must drop before applying `changes`.
+    var drop: [String] = []
 }
 
 /// A record as one push request sees it (read once, then kept up to date by its own writes:
-/// the space lock guarantees nobody else writes this user's records meanwhile).
+/// the space locks guarantee nobody else writes these records meanwhile).
 private struct CachedRecord {
     var value: Record?
     var version: Int64
@@ -100,11 +165,19 @@ private struct CachedRecord {
 }
 
 private struct RecordID: Hashable {
+    let space: SpaceID
     // Keys compare bytewise (String would fold "é" and "e\u{301}" together; the database
     // does not).
     let coll: Key
     let key: Key
-    init(_ op: Op) { coll = op.collection; key = op.key }
+}
+
+/// A space a push writes, as the push sees it.
+private struct SpaceSession {
+    var seq: Int64
+    let startSeq: Int64
+    /// A shared space's owners, counted when first needed.
+    var owners: Int?
 }
 
 /// The state of one push request inside its transaction.
@@ -113,27 +186,50 @@ private struct PushSession {
     let user: String
     let clientID: String
     let rules: RefusalRules
-    var seq: Int64
-    let startSeq: Int64
+    let version: Int
+    let mine: SpaceID
+    var spaces: [SpaceID: SpaceSession] = [:]
     var recorded: [Int64: StoredOutcome]
     var cache: [RecordID: CachedRecord] = [:]
 
-    init(tx: any StoreTransaction, user: String, clientID: String, rules: RefusalRules, ids: [Int64]) async throws {
+    init(tx: any StoreTransaction, user: String, request: PushRequest, rules: RefusalRules) async throws {
         self.tx = tx
         self.user = user
-        self.clientID = clientID
+        clientID = request.clientID
         self.rules = rules
-        // First of all: the lock. Everything read below is then current and stays so.
-        seq = try await tx.lockSpace(user: user)
-        startSeq = seq
-        let unique = Array(Set(ids))
+        version = request.version
+        mine = .user(user)
+        // First of all: the locks. Everything read below is then current and stays so. The
+        // user's own space first (it serializes the user's pushes, and so their outcomes), then
+        // every shared space the push names, in one order for every process.
+        let seq = try await tx.lockSpace(mine)
+        spaces[mine] = SpaceSession(seq: seq, startSeq: seq)
+        var shared = Set<SpaceID>()
+        if version >= 2 {
+            for m in request.mutations {
+                for op in m.ops { if let name = SpaceName.of(collection: op.collection.string) { shared.insert(.shared(name)) } }
+            }
+        }
+        for space in shared.sorted() {
+            let seq = try await tx.lockSpace(space)
+            spaces[space] = SpaceSession(seq: seq, startSeq: seq)
+        }
+        let unique = Array(Set(request.mutations.map(\.storedID)))
         let found = unique.isEmpty ? [] : try await tx.outcomes(user: user, clientID: clientID, ids: unique)
         recorded = Dictionary(found.map { ($0.mutationID, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
     mutating func finish() async throws {
-        if seq != startSeq { try await tx.setSpaceSeq(user: user, seq: seq) }
+        for (space, s) in spaces where s.seq != s.startSeq { try await tx.setSpaceSeq(space, seq: s.seq) }
     }
+
+    /// The space an op writes in: under protocol 2 a collection `S/NAME` is the space `S`'s.
+    private func space(of op: Op) -> SpaceID {
+        if version >= 2, let name = SpaceName.of(collection: op.collection.string) { return .shared(name) }
+        return mine
+    }
+
+    private func recordID(_ op: Op) -> RecordID { RecordID(space: space(of: op), coll: op.collection, key: op.key) }
 
     /// One mutation's answer: applied (now or before), with the absolute ops of the records it
     /// touched as they are now; or rejected.
@@ -157,7 +253,7 @@ private struct PushSession {
                 break  // the user retried a failed change: process it again
             }
         }
-        var outcome = StoredOutcome(mutationID: m.storedID, status: .ok, retry: m.storedRetry, error: nil, seq: seq,
+        var outcome = StoredOutcome(mutationID: m.storedID, status: .ok, retry: m.storedRetry, error: nil, seq: spaces[mine]!.seq,
                                     digest: digest, writtenAt: unixMilliseconds())
         let result: PushResult
         switch try await evaluate(m, encodedBytes: text.utf8.count) {
@@ -170,7 +266,7 @@ private struct PushSession {
             // The writes and their outcome go under a savepoint: when the database refuses
             // one of them (a value or key it cannot hold), this mutation alone is undone and
             // rejected, and the push goes on with the next.
-            let before = (cache, seq)
+            let before = (cache, spaces)
             try await tx.savepoint()
             do {
                 let ops = try await write(plan, outcome: &outcome)
@@ -178,10 +274,10 @@ private struct PushSession {
                 result = PushResult(id: m.id, outcome: .ok(ops: ops))
             } catch StorageError.refused(let reason) {
                 try await tx.rollbackToSavepoint()
-                (cache, seq) = before
+                (cache, spaces) = before
                 let error = "the database refused this mutation: \(reason)"
                 outcome = StoredOutcome(mutationID: m.storedID, status: .rejected, retry: m.storedRetry, error: error,
-                                        seq: seq, digest: digest, writtenAt: outcome.writtenAt)
+                                        seq: spaces[mine]!.seq, digest: digest, writtenAt: outcome.writtenAt)
                 try await tx.saveOutcome(user: user, clientID: clientID, outcome)
                 result = PushResult(id: m.id, outcome: .rejected(error: error))
             }
@@ -209,11 +305,14 @@ private struct PushSession {
         if m.ops.contains(where: { $0.collection.string.utf8.contains(0) || $0.key.string.utf8.contains(0) }) {
             return .refused("coll and key must not contain U+0000")
         }
+        if version >= 2, let reserved = m.ops.lazy.compactMap({ SpaceRules.reservedName(in: $0.collection.string) }).first {
+            return .refused(reserved)
+        }
         // Evaluate every op first (later ops see earlier ones); write only if all apply.
         var working: [RecordID: Record?] = [:]
         var order: [RecordID] = []
         for op in m.ops {
-            let id = RecordID(op)
+            let id = recordID(op)
             let current: Record?
             if let w = working[id] {
                 current = w
@@ -226,14 +325,47 @@ private struct PushSession {
             case .failure(let error): return .refused(error.message)
             }
         }
-        return .apply(order.map { ($0, working[$0]!) })
+        let plan = order.map { ($0, working[$0]!) }
+        if let refusal = try await authorize(plan) { return .refused(refusal) }
+        return .apply(plan)
+    }
+
+    /// Why the user may not write what `plan` writes in shared spaces (``SpaceRules``), nil
+    /// when they may.
+    private mutating func authorize(_ plan: [(RecordID, Record?)]) async throws -> String? {
+        var touched = [SpaceID]()
+        for (id, _) in plan where id.space.isShared && !touched.contains(id.space) { touched.append(id.space) }
+        for space in touched {
+            let name = space.sharedName!
+            let membersColl = Key(SpaceName.membersCollection(of: name))
+            let mine = RecordID(space: space, coll: membersColl, key: Key(user))
+            var writes = [SpaceRules.Write]()
+            for (id, new) in plan where id.space == space {
+                let isMember = id.coll == membersColl
+                let before = isMember ? SpaceRules.Role(try await load(id).value) : .none
+                writes.append(SpaceRules.Write(membersKey: isMember ? id.key.string : nil, before: before,
+                                               after: isMember ? SpaceRules.Role(new) : .none))
+            }
+            let created = spaces[space]!.seq > 0
+            var owners = 0
+            if created {
+                if spaces[space]!.owners == nil { spaces[space]!.owners = try await tx.ownerCount(space: name) }
+                owners = spaces[space]!.owners!
+            }
+            let decision = SpaceRules.check(space: name, user: user, created: created,
+                                            role: SpaceRole.of(try await load(mine).value), owners: owners, writes: writes)
+            switch decision {
+            case .refused(let why): return why
+            case .allowed(let ownersAfter): spaces[space]!.owners = ownersAfter
+            }
+        }
+        return nil
     }
 
     /// Writes an evaluated mutation's records and its ok outcome; returns the absolute ops of
-    /// the records it touched.
+    /// the records it touched. Each space it writes in moves to its next seq.
     private mutating func write(_ plan: [(RecordID, Record?)], outcome: inout StoredOutcome) async throws -> [Op] {
-        let writeSeq = seq + 1
-        var wrote = false
+        var wrote = Set<SpaceID>()
         for (id, new) in plan {
             var row = cache[id]!
             // Deleting what never existed leaves nothing to tell anyone.
@@ -242,25 +374,35 @@ private struct PushSession {
             row.version += 1
             row.exists = true
             let text = new.map { JSONWriter.string($0) }
-            try await tx.saveRecord(user: user, coll: id.coll.string, key: id.key.string,
-                                    StoredRecord(value: text, version: row.version, seq: writeSeq,
+            try await tx.saveRecord(id.space, coll: id.coll.string, key: id.key.string,
+                                    StoredRecord(value: text, version: row.version, seq: spaces[id.space]!.seq + 1,
                                                  changeBytes: ChangeSize.of(coll: id.coll.string, key: id.key.string, value: text),
                                                  writtenAt: outcome.writtenAt))
+            if let name = id.space.sharedName, id.coll.string == SpaceName.membersCollection(of: name) {
+                try await tx.saveMember(space: name, user: id.key.string, role: SpaceRole.of(new)?.rawValue)
+            }
             cache[id] = row
-            wrote = true
+            wrote.insert(id.space)
         }
-        if wrote { seq = writeSeq }
-        outcome.seq = seq
+        for space in wrote { spaces[space]!.seq += 1 }
+        outcome.seq = spaces[mine]!.seq
         try await tx.saveOutcome(user: user, clientID: clientID, outcome)
         return plan.map { absoluteOp($0.0, cache[$0.0]!.value) }
     }
 
-    private mutating func currentOps(touchedBy ops: [Op]) async throws -> [Op] {
+    /// The records a mutation touched as they are now. A mutation answered again after its
+    /// author left a space it wrote in is answered without them: they are no longer theirs to
+    /// read (their next pull drops the space).
+    private mutating func currentOps(touchedBy ops: [Op]) async throws -> [Op]? {
         var seen = Set<RecordID>()
         var out = [Op]()
         for op in ops {
-            let id = RecordID(op)
+            let id = recordID(op)
             guard seen.insert(id).inserted else { continue }
+            if let name = id.space.sharedName {
+                let membership = RecordID(space: id.space, coll: Key(SpaceName.membersCollection(of: name)), key: Key(user))
+                if SpaceRole.of(try await load(membership).value) == nil { return nil }
+            }
             out.append(absoluteOp(id, try await load(id).value))
         }
         return out
@@ -273,7 +415,7 @@ private struct PushSession {
     private mutating func load(_ id: RecordID) async throws -> CachedRecord {
         if let hit = cache[id] { return hit }
         var row = CachedRecord(value: nil, version: 0, exists: false)
-        if let stored = try await tx.record(user: user, coll: id.coll.string, key: id.key.string) {
+        if let stored = try await tx.record(id.space, coll: id.coll.string, key: id.key.string) {
             row.exists = true
             row.version = stored.version
             if let text = stored.value {

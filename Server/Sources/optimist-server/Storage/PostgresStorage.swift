@@ -3,13 +3,13 @@ import PostgresNIO
 import Synchronization
 
 /// The store for deployments that outgrow one machine: any number of server processes share
-/// one PostgreSQL database. Correctness across processes rests on one row lock per user: a
-/// push first locks its user's `spaces` row (`SELECT ... FOR UPDATE`), so one user's writes
-/// are serialized (exactly once, per-client order, gap-free seqs) while different users'
-/// pushes run in parallel. Pushes run at READ COMMITTED: every statement after the lock sees
+/// one PostgreSQL database. Correctness across processes rests on one row lock per space: a
+/// push first locks its user's private `spaces` row (`SELECT ... FOR UPDATE`), then the shared
+/// spaces it writes, so one user's writes and one space's writes are serialized (exactly once,
+/// per-client order, gap-free seqs) while pushes to different spaces run in parallel. Pushes run at READ COMMITTED: every statement after the lock sees
 /// what the previous holder committed. Pulls run at REPEATABLE READ: one snapshot.
 final class PostgresStorage: Storage {
-    static let schemaVersion: Int32 = 2
+    static let schemaVersion: Int32 = 3
 
     /// The connection pool; it runs as a service of the application (see Main.swift).
     let client: PostgresClient
@@ -78,6 +78,9 @@ final class PostgresStorage: Storage {
                     if version < 2 {
                         try await self.migrateToVersion2(conn)
                     }
+                    if version < 3 {
+                        try await self.migrateToVersion3(conn)
+                    }
                     // Later versions migrate here, one step at a time.
                 }
             }
@@ -106,6 +109,55 @@ final class PostgresStorage: Storage {
             "INSERT INTO optimist_schema (version) VALUES (2)",
         ] {
             // Fixed text and an integer: nothing of a request's goes in.
+            try await conn.query(PostgresQuery(unsafeSQL: ddl), logger: logger)
+        }
+    }
+
+    /// Version 3: shared spaces. Records and spaces are keyed by a space id (``SpaceID``: `u:` +
+    /// user, `s:` + space name) instead of the user id, and the members of shared spaces have a
+    /// table of their own, indexed by user. The ids are rewritten in new tables (an UPDATE of
+    /// the key in place could collide with a row not yet rewritten: a user `u:x` beside `x`).
+    private func migrateToVersion3(_ conn: PostgresConnection) async throws {
+        for ddl in [
+            """
+            CREATE TABLE spaces_v3 (
+                space TEXT COLLATE "C" PRIMARY KEY,
+                seq BIGINT NOT NULL,
+                pruned_seq BIGINT NOT NULL DEFAULT 0)
+            """,
+            "INSERT INTO spaces_v3 (space, seq, pruned_seq) SELECT 'u:' || user_id, seq, pruned_seq FROM spaces",
+            "DROP TABLE spaces",
+            "ALTER TABLE spaces_v3 RENAME TO spaces",
+            "ALTER INDEX spaces_v3_pkey RENAME TO spaces_pkey",
+            """
+            CREATE TABLE records_v3 (
+                space TEXT COLLATE "C" NOT NULL, coll TEXT COLLATE "C" NOT NULL, key TEXT COLLATE "C" NOT NULL,
+                value TEXT,
+                version BIGINT NOT NULL,
+                seq BIGINT NOT NULL,
+                change_bytes BIGINT NOT NULL DEFAULT 0,
+                written_at BIGINT NOT NULL,
+                PRIMARY KEY (space, coll, key))
+            """,
+            """
+            INSERT INTO records_v3 (space, coll, key, value, version, seq, change_bytes, written_at)
+            SELECT 'u:' || user_id, coll, key, value, version, seq, change_bytes, written_at FROM records
+            """,
+            "DROP TABLE records",
+            "ALTER TABLE records_v3 RENAME TO records",
+            "ALTER INDEX records_v3_pkey RENAME TO records_pkey",
+            "CREATE INDEX records_by_seq ON records (space, seq)",
+            "CREATE INDEX records_tombstones_by_age ON records (written_at) WHERE value IS NULL",
+            """
+            CREATE TABLE members (
+                space TEXT COLLATE "C" NOT NULL, user_id TEXT COLLATE "C" NOT NULL,
+                role TEXT NOT NULL,
+                PRIMARY KEY (space, user_id))
+            """,
+            "CREATE INDEX members_by_user ON members (user_id, space)",
+            "INSERT INTO optimist_schema (version) VALUES (3)",
+        ] {
+            // Fixed text: nothing of a request's goes in.
             try await conn.query(PostgresQuery(unsafeSQL: ddl), logger: logger)
         }
     }
@@ -322,32 +374,63 @@ private struct PostgresTransaction: StoreTransaction {
     let conn: PostgresConnection
     let logger: Logger
 
-    func lockSpace(user: String) async throws -> Int64 {
-        try await conn.query("INSERT INTO spaces (user_id, seq) VALUES (\(user), 0) ON CONFLICT DO NOTHING", logger: logger)
-        // The lock that serializes this user's writes across every server process.
+    func lockSpace(_ space: SpaceID) async throws -> Int64 {
+        try await conn.query("INSERT INTO spaces (space, seq) VALUES (\(space.key), 0) ON CONFLICT DO NOTHING", logger: logger)
+        // The lock that serializes this space's writes across every server process.
         var seq: Int64?
-        for try await s in try await conn.query("SELECT seq FROM spaces WHERE user_id = \(user) FOR UPDATE", logger: logger).decode(Int64.self) {
+        for try await s in try await conn.query("SELECT seq FROM spaces WHERE space = \(space.key) FOR UPDATE", logger: logger).decode(Int64.self) {
             seq = s
         }
-        guard let seq else { throw StorageError.failed("the space row of \(user) vanished") }
+        guard let seq else { throw StorageError.failed("the row of space \(space) vanished") }
         return seq
     }
 
-    func space(user: String) async throws -> SpaceState {
-        let rows = try await conn.query("""
-            SELECT m.value, s.seq, s.pruned_seq FROM optimist_meta m LEFT JOIN spaces s ON s.user_id = \(user)
-            WHERE m.name = 'identity'
-            """, logger: logger)
-        var state: SpaceState?
-        for try await (identity, seq, pruned) in rows.decode((String, Int64?, Int64?).self) {
-            state = SpaceState(seq: seq ?? 0, prunedSeq: pruned ?? 0, identity: identity)
-        }
-        guard let state else { throw StorageError.failed("the database has no identity (optimist_meta)") }
+    func space(_ space: SpaceID) async throws -> SpaceState {
+        var state = SpaceState(seq: 0, prunedSeq: 0)
+        let rows = try await conn.query("SELECT seq, pruned_seq FROM spaces WHERE space = \(space.key)", logger: logger)
+        for try await (seq, pruned) in rows.decode((Int64, Int64).self) { state = SpaceState(seq: seq, prunedSeq: pruned) }
         return state
     }
 
-    func setSpaceSeq(user: String, seq: Int64) async throws {
-        try await conn.query("UPDATE spaces SET seq = \(seq) WHERE user_id = \(user)", logger: logger)
+    func identity() async throws -> String {
+        for try await identity in try await conn.query("SELECT value FROM optimist_meta WHERE name = 'identity'", logger: logger)
+            .decode(String.self) { return identity }
+        throw StorageError.failed("the database has no identity (optimist_meta)")
+    }
+
+    func setSpaceSeq(_ space: SpaceID, seq: Int64) async throws {
+        try await conn.query("UPDATE spaces SET seq = \(seq) WHERE space = \(space.key)", logger: logger)
+    }
+
+    func memberships(user: String) async throws -> [Membership] {
+        let rows = try await conn.query("""
+            SELECT m.space, m.role, coalesce(s.seq, 0), coalesce(s.pruned_seq, 0) FROM members m
+            LEFT JOIN spaces s ON s.space = 's:' || m.space WHERE m.user_id = \(user) ORDER BY m.space
+            """, logger: logger)
+        var found = [Membership]()
+        for try await (name, role, seq, pruned) in rows.decode((String, String, Int64, Int64).self) {
+            found.append(Membership(name: name, role: role, state: SpaceState(seq: seq, prunedSeq: pruned)))
+        }
+        return found
+    }
+
+    func ownerCount(space: String) async throws -> Int {
+        for try await n in try await conn.query("SELECT count(*) FROM members WHERE space = \(space) AND role = 'owner'", logger: logger)
+            .decode(Int64.self) { return Int(n) }
+        return 0
+    }
+
+    func saveMember(space: String, user: String, role: String?) async throws {
+        try await classifying {
+            if let role {
+                _ = try await conn.query("""
+                    INSERT INTO members (space, user_id, role) VALUES (\(space), \(user), \(role))
+                    ON CONFLICT (space, user_id) DO UPDATE SET role = excluded.role
+                    """, logger: logger)
+            } else {
+                _ = try await conn.query("DELETE FROM members WHERE space = \(space) AND user_id = \(user)", logger: logger)
+            }
+        }
     }
 
     // One savepoint name: a push holds at most one open at a time.
@@ -359,9 +442,9 @@ private struct PostgresTransaction: StoreTransaction {
         try await conn.query("RELEASE SAVEPOINT mutation", logger: logger)
     }
 
-    func record(user: String, coll: String, key: String) async throws -> StoredRecord? {
+    func record(_ space: SpaceID, coll: String, key: String) async throws -> StoredRecord? {
         let rows = try await conn.query("""
-            SELECT value, version, seq FROM records WHERE user_id = \(user) AND coll = \(coll) AND key = \(key)
+            SELECT value, version, seq FROM records WHERE space = \(space.key) AND coll = \(coll) AND key = \(key)
             """, logger: logger)
         var found: StoredRecord?
         for try await (value, version, seq) in rows.decode((String?, Int64, Int64).self) {
@@ -370,13 +453,13 @@ private struct PostgresTransaction: StoreTransaction {
         return found
     }
 
-    func saveRecord(user: String, coll: String, key: String, _ record: StoredRecord) async throws {
+    func saveRecord(_ space: SpaceID, coll: String, key: String, _ record: StoredRecord) async throws {
         try await classifying {
             _ = try await conn.query("""
-                INSERT INTO records (user_id, coll, key, value, version, seq, change_bytes, written_at)
-                VALUES (\(user), \(coll), \(key), \(record.value), \(record.version), \(record.seq), \(record.changeBytes),
+                INSERT INTO records (space, coll, key, value, version, seq, change_bytes, written_at)
+                VALUES (\(space.key), \(coll), \(key), \(record.value), \(record.version), \(record.seq), \(record.changeBytes),
                         \(record.writtenAt))
-                ON CONFLICT (user_id, coll, key) DO UPDATE SET value = excluded.value, version = excluded.version, seq = excluded.seq,
+                ON CONFLICT (space, coll, key) DO UPDATE SET value = excluded.value, version = excluded.version, seq = excluded.seq,
                     change_bytes = excluded.change_bytes, written_at = excluded.written_at
                 """, logger: logger)
         }
@@ -407,13 +490,13 @@ private struct PostgresTransaction: StoreTransaction {
         }
     }
 
-    func changeGroups(user: String, after: Int64, limit: Int) async throws -> [ChangeGroup] {
+    func changeGroups(_ space: SpaceID, after: Int64, limit: Int) async throws -> [ChangeGroup] {
         // Rows written before sizes were kept (change_bytes 0) count at most what their text
         // can take as JSON: every byte of a name escaped (6), the value as it is.
         let rows = try await conn.query("""
             SELECT seq, count(*), sum(CASE WHEN change_bytes > 0 THEN change_bytes ELSE
                 40 + 6 * (octet_length(coll) + octet_length(key)) + coalesce(octet_length(value), 0) END)::BIGINT
-            FROM records WHERE user_id = \(user) AND seq > \(after) GROUP BY seq ORDER BY seq LIMIT \(Int64(limit))
+            FROM records WHERE space = \(space.key) AND seq > \(after) GROUP BY seq ORDER BY seq LIMIT \(Int64(limit))
             """, logger: logger)
         var groups = [ChangeGroup]()
         for try await (seq, count, bytes) in rows.decode((Int64, Int64, Int64).self) {
@@ -422,47 +505,55 @@ private struct PostgresTransaction: StoreTransaction {
         return groups
     }
 
-    func changes(user: String, after: Int64, through: Int64) async throws -> [StoredChange] {
+    func changes(_ space: SpaceID, after: Int64, through: Int64) async throws -> [StoredChange] {
         let rows = try await conn.query("""
-            SELECT coll, key, value, seq FROM records WHERE user_id = \(user) AND seq > \(after) AND seq <= \(through)
+            SELECT coll, key, value, seq FROM records WHERE space = \(space.key) AND seq > \(after) AND seq <= \(through)
             ORDER BY seq, coll, key
             """, logger: logger)
         return try await collect(rows)
     }
 
-    func userWithPrunable(before: Int64) async throws -> String? {
-        for sql: PostgresQuery in [
-            "SELECT user_id FROM records WHERE value IS NULL AND written_at < \(before) LIMIT 1",
-            "SELECT user_id FROM outcomes WHERE written_at < \(before) LIMIT 1",
-        ] {
-            for try await user in try await conn.query(sql, logger: logger).decode(String.self) { return user }
+    func spaceWithPrunableTombstones(before: Int64) async throws -> SpaceID? {
+        for try await space in try await conn.query(
+            "SELECT space FROM records WHERE value IS NULL AND written_at < \(before) LIMIT 1", logger: logger).decode(String.self) {
+            return SpaceID(key: space)
         }
         return nil
     }
 
-    func prune(user: String, before: Int64, limit: Int) async throws -> Int {
-        var removed = 0
-        var highest: Int64 = 0
-        // The space is locked: none of the user's rows move meanwhile, so their ctids hold.
-        for sql: PostgresQuery in [
-            """
+    func userWithPrunableOutcomes(before: Int64) async throws -> String? {
+        for try await user in try await conn.query(
+            "SELECT user_id FROM outcomes WHERE written_at < \(before) LIMIT 1", logger: logger).decode(String.self) { return user }
+        return nil
+    }
+
+    // The space is locked: none of its rows move meanwhile, so their ctids hold.
+    func pruneTombstones(_ space: SpaceID, before: Int64, limit: Int) async throws -> Int {
+        try await prune(space, """
             DELETE FROM records WHERE ctid = ANY(ARRAY(SELECT ctid FROM records
-                WHERE user_id = \(user) AND value IS NULL AND written_at < \(before) LIMIT \(Int64(limit))))
+                WHERE space = \(space.key) AND value IS NULL AND written_at < \(before) LIMIT \(Int64(limit))))
             RETURNING seq
-            """,
-            """
+            """)
+    }
+
+    func pruneOutcomes(user: String, before: Int64, limit: Int) async throws -> Int {
+        try await prune(.user(user), """
             DELETE FROM outcomes WHERE ctid = ANY(ARRAY(SELECT ctid FROM outcomes
                 WHERE user_id = \(user) AND written_at < \(before) LIMIT \(Int64(limit))))
             RETURNING seq
-            """,
-        ] {
-            for try await seq in try await conn.query(sql, logger: logger).decode(Int64.self) {
-                removed += 1
-                highest = max(highest, seq)
-            }
+            """)
+    }
+
+    /// Runs a DELETE ... RETURNING seq and raises the space's pruned seq to the highest.
+    private func prune(_ space: SpaceID, _ sql: PostgresQuery) async throws -> Int {
+        var removed = 0
+        var highest: Int64 = 0
+        for try await seq in try await conn.query(sql, logger: logger).decode(Int64.self) {
+            removed += 1
+            highest = max(highest, seq)
         }
         if removed > 0 {
-            try await conn.query("UPDATE spaces SET pruned_seq = GREATEST(pruned_seq, \(highest)) WHERE user_id = \(user)",
+            try await conn.query("UPDATE spaces SET pruned_seq = GREATEST(pruned_seq, \(highest)) WHERE space = \(space.key)",
                                  logger: logger)
         }
         return removed

@@ -8,7 +8,7 @@ import Synchronization
 /// SQLite calls block the calling thread; they are short (the file is local and a push writes
 /// a few rows), so they run on the task's thread rather than being handed to another pool.
 final class SQLiteStorage: Storage {
-    static let schemaVersion: Int64 = 2
+    static let schemaVersion: Int64 = 3
 
     private let path: String
     private let writer: SQLiteConnection
@@ -73,6 +73,41 @@ final class SQLiteStorage: Storage {
                     PRAGMA user_version = 2;
                     """)
             }
+            if version < 3 {
+                // Version 3: shared spaces. Records and spaces are keyed by a space id
+                // (``SpaceID``: `u:` + user, `s:` + space name) instead of the user id, and the
+                // members of shared spaces have a table of their own, indexed by user. SQLite
+                // cannot change a primary key in place: the two tables are copied.
+                try writer.exec("""
+                    CREATE TABLE spaces_v3 (
+                        space TEXT PRIMARY KEY,
+                        seq INTEGER NOT NULL,
+                        pruned_seq INTEGER NOT NULL DEFAULT 0);
+                    INSERT INTO spaces_v3 (space, seq, pruned_seq) SELECT 'u:' || user_id, seq, pruned_seq FROM spaces;
+                    DROP TABLE spaces;
+                    ALTER TABLE spaces_v3 RENAME TO spaces;
+                    CREATE TABLE records_v3 (
+                        space TEXT NOT NULL, coll TEXT NOT NULL, key TEXT NOT NULL,
+                        value TEXT,
+                        version INTEGER NOT NULL,
+                        seq INTEGER NOT NULL,
+                        change_bytes INTEGER NOT NULL DEFAULT 0,
+                        written_at INTEGER NOT NULL,
+                        PRIMARY KEY (space, coll, key));
+                    INSERT INTO records_v3 (space, coll, key, value, version, seq, change_bytes, written_at)
+                        SELECT 'u:' || user_id, coll, key, value, version, seq, change_bytes, written_at FROM records;
+                    DROP TABLE records;
+                    ALTER TABLE records_v3 RENAME TO records;
+                    CREATE INDEX records_by_seq ON records (space, seq);
+                    CREATE INDEX records_tombstones_by_age ON records (written_at) WHERE value IS NULL;
+                    CREATE TABLE members (
+                        space TEXT NOT NULL, user_id TEXT NOT NULL,
+                        role TEXT NOT NULL,
+                        PRIMARY KEY (space, user_id));
+                    CREATE INDEX members_by_user ON members (user_id, space);
+                    PRAGMA user_version = 3;
+                    """)
+            }
             // Later versions migrate here, one step at a time.
             try writer.exec("COMMIT")
         } catch {
@@ -113,7 +148,7 @@ final class SQLiteStorage: Storage {
     func ping() async throws {
         let db = try checkoutReader()
         defer { checkin(db) }
-        _ = try db.integer("SELECT count(*) FROM spaces WHERE user_id = ''")
+        _ = try db.integer("SELECT count(*) FROM spaces WHERE space = ''")
     }
 
     private func checkoutReader() throws(StorageError) -> SQLiteConnection {
@@ -131,24 +166,55 @@ final class SQLiteStorage: Storage {
 private struct SQLiteTransaction: StoreTransaction {
     let db: SQLiteConnection
 
-    func lockSpace(user: String) throws -> Int64 {
+    func lockSpace(_ space: SpaceID) throws -> Int64 {
         // BEGIN IMMEDIATE already holds the database's write lock; the row only needs to exist.
-        try db.query("INSERT INTO spaces (user_id, seq) VALUES (?, 0) ON CONFLICT DO NOTHING", [.text(user)])
-        return try db.integer("SELECT seq FROM spaces WHERE user_id = ?", [.text(user)]) ?? 0
+        try db.query("INSERT INTO spaces (space, seq) VALUES (?, 0) ON CONFLICT DO NOTHING", [.text(space.key)])
+        return try db.integer("SELECT seq FROM spaces WHERE space = ?", [.text(space.key)]) ?? 0
     }
 
-    func space(user: String) throws -> SpaceState {
-        var state = SpaceState(seq: 0, prunedSeq: 0, identity: "")
-        try db.query("SELECT seq, pruned_seq FROM spaces WHERE user_id = ?", [.text(user)]) { r in
+    func space(_ space: SpaceID) throws -> SpaceState {
+        var state = SpaceState(seq: 0, prunedSeq: 0)
+        try db.query("SELECT seq, pruned_seq FROM spaces WHERE space = ?", [.text(space.key)]) { r in
             state.seq = r.int(0)
             state.prunedSeq = r.int(1)
         }
-        try db.query("SELECT value FROM optimist_meta WHERE name = 'identity'") { r in state.identity = r.text(0) ?? "" }
         return state
     }
 
-    func setSpaceSeq(user: String, seq: Int64) throws {
-        try db.query("UPDATE spaces SET seq = ? WHERE user_id = ?", [.int(seq), .text(user)])
+    func identity() throws -> String {
+        var identity: String?
+        try db.query("SELECT value FROM optimist_meta WHERE name = 'identity'") { r in identity = r.text(0) }
+        guard let identity else { throw StorageError.failed("the database has no identity (optimist_meta)") }
+        return identity
+    }
+
+    func setSpaceSeq(_ space: SpaceID, seq: Int64) throws {
+        try db.query("UPDATE spaces SET seq = ? WHERE space = ?", [.int(seq), .text(space.key)])
+    }
+
+    func memberships(user: String) throws -> [Membership] {
+        var found = [Membership]()
+        try db.query("""
+            SELECT m.space, m.role, coalesce(s.seq, 0), coalesce(s.pruned_seq, 0) FROM members m
+            LEFT JOIN spaces s ON s.space = 's:' || m.space WHERE m.user_id = ? ORDER BY m.space
+            """, [.text(user)]) { r in
+            found.append(Membership(name: r.text(0) ?? "", role: r.text(1) ?? "", state: SpaceState(seq: r.int(2), prunedSeq: r.int(3))))
+        }
+        return found
+    }
+
+    func ownerCount(space: String) throws -> Int {
+        Int(try db.integer("SELECT count(*) FROM members WHERE space = ? AND role = 'owner'", [.text(space)]) ?? 0)
+    }
+
+    func saveMember(space: String, user: String, role: String?) throws {
+        if let role {
+            try db.query("""
+                INSERT INTO members (space, user_id, role) VALUES (?, ?, ?) ON CONFLICT (space, user_id) DO UPDATE SET role = excluded.role
+                """, [.text(space), .text(user), .text(role)])
+        } else {
+            try db.query("DELETE FROM members WHERE space = ? AND user_id = ?", [.text(space), .text(user)])
+        }
     }
 
     // One savepoint name: a push holds at most one open at a time.
@@ -160,21 +226,21 @@ private struct SQLiteTransaction: StoreTransaction {
         try db.exec("RELEASE SAVEPOINT mutation")
     }
 
-    func record(user: String, coll: String, key: String) throws -> StoredRecord? {
+    func record(_ space: SpaceID, coll: String, key: String) throws -> StoredRecord? {
         var found: StoredRecord?
-        try db.query("SELECT value, version, seq FROM records WHERE user_id = ? AND coll = ? AND key = ?",
-                     [.text(user), .text(coll), .text(key)]) { r in
+        try db.query("SELECT value, version, seq FROM records WHERE space = ? AND coll = ? AND key = ?",
+                     [.text(space.key), .text(coll), .text(key)]) { r in
             found = StoredRecord(value: r.text(0), version: r.int(1), seq: r.int(2))
         }
         return found
     }
 
-    func saveRecord(user: String, coll: String, key: String, _ record: StoredRecord) throws {
+    func saveRecord(_ space: SpaceID, coll: String, key: String, _ record: StoredRecord) throws {
         try db.query("""
-            INSERT INTO records (user_id, coll, key, value, version, seq, change_bytes, written_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (user_id, coll, key) DO UPDATE SET value = excluded.value, version = excluded.version, seq = excluded.seq,
+            INSERT INTO records (space, coll, key, value, version, seq, change_bytes, written_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (space, coll, key) DO UPDATE SET value = excluded.value, version = excluded.version, seq = excluded.seq,
                 change_bytes = excluded.change_bytes, written_at = excluded.written_at
-            """, [.text(user), .text(coll), .text(key), record.value.map(SQLValue.text) ?? .null, .int(record.version), .int(record.seq),
+            """, [.text(space.key), .text(coll), .text(key), record.value.map(SQLValue.text) ?? .null, .int(record.version), .int(record.seq),
                   .int(record.changeBytes), .int(record.writtenAt)])
     }
 
@@ -202,57 +268,69 @@ private struct SQLiteTransaction: StoreTransaction {
                   o.error.map(SQLValue.text) ?? .null, .int(o.seq), o.digest.map(SQLValue.text) ?? .null, .int(o.writtenAt)])
     }
 
-    func changeGroups(user: String, after: Int64, limit: Int) throws -> [ChangeGroup] {
+    func changeGroups(_ space: SpaceID, after: Int64, limit: Int) throws -> [ChangeGroup] {
         // Rows written before sizes were kept (change_bytes 0) count at most what their text
         // can take as JSON: every byte of a name escaped (6), the value as it is.
         var groups = [ChangeGroup]()
         try db.query("""
             SELECT seq, count(*), sum(CASE WHEN change_bytes > 0 THEN change_bytes ELSE
                 40 + 6 * (length(CAST(coll AS BLOB)) + length(CAST(key AS BLOB))) + coalesce(length(CAST(value AS BLOB)), 0) END)
-            FROM records WHERE user_id = ? AND seq > ? GROUP BY seq ORDER BY seq LIMIT ?
-            """, [.text(user), .int(after), .int(Int64(limit))]) { r in
+            FROM records WHERE space = ? AND seq > ? GROUP BY seq ORDER BY seq LIMIT ?
+            """, [.text(space.key), .int(after), .int(Int64(limit))]) { r in
             groups.append(ChangeGroup(seq: r.int(0), count: Int(r.int(1)), bytes: r.int(2)))
         }
         return groups
     }
 
-    func changes(user: String, after: Int64, through: Int64) throws -> [StoredChange] {
+    func changes(_ space: SpaceID, after: Int64, through: Int64) throws -> [StoredChange] {
         var rows = [StoredChange]()
         try db.query("""
-            SELECT coll, key, value, seq FROM records WHERE user_id = ? AND seq > ? AND seq <= ? ORDER BY seq, coll, key
-            """, [.text(user), .int(after), .int(through)]) { r in
+            SELECT coll, key, value, seq FROM records WHERE space = ? AND seq > ? AND seq <= ? ORDER BY seq, coll, key
+            """, [.text(space.key), .int(after), .int(through)]) { r in
             rows.append(StoredChange(coll: r.text(0) ?? "", key: r.text(1) ?? "", value: r.text(2), seq: r.int(3)))
         }
         return rows
     }
 
-    func userWithPrunable(before: Int64) throws -> String? {
+    func spaceWithPrunableTombstones(before: Int64) throws -> SpaceID? {
+        var space: SpaceID?
+        try db.query("SELECT space FROM records WHERE value IS NULL AND written_at < ? LIMIT 1", [.int(before)]) { r in
+            space = r.text(0).map(SpaceID.init(key:))
+        }
+        return space
+    }
+
+    func userWithPrunableOutcomes(before: Int64) throws -> String? {
         var user: String?
-        try db.query("SELECT user_id FROM records WHERE value IS NULL AND written_at < ? LIMIT 1", [.int(before)]) { r in
-            user = r.text(0)
-        }
-        if user == nil {
-            try db.query("SELECT user_id FROM outcomes WHERE written_at < ? LIMIT 1", [.int(before)]) { r in user = r.text(0) }
-        }
+        try db.query("SELECT user_id FROM outcomes WHERE written_at < ? LIMIT 1", [.int(before)]) { r in user = r.text(0) }
         return user
     }
 
-    func prune(user: String, before: Int64, limit: Int) throws -> Int {
+    func pruneTombstones(_ space: SpaceID, before: Int64, limit: Int) throws -> Int {
+        try prune(space, """
+            DELETE FROM records WHERE rowid IN (
+                SELECT rowid FROM records WHERE space = ? AND value IS NULL AND written_at < ? LIMIT ?)
+            RETURNING seq
+            """, [.text(space.key), .int(before), .int(Int64(limit))])
+    }
+
+    func pruneOutcomes(user: String, before: Int64, limit: Int) throws -> Int {
+        try prune(.user(user), """
+            DELETE FROM outcomes WHERE rowid IN (SELECT rowid FROM outcomes WHERE user_id = ? AND written_at < ? LIMIT ?)
+            RETURNING seq
+            """, [.text(user), .int(before), .int(Int64(limit))])
+    }
+
+    /// Runs a DELETE ... RETURNING seq and raises the space's pruned seq to the highest.
+    private func prune(_ space: SpaceID, _ sql: String, _ values: [SQLValue]) throws -> Int {
         var removed = 0
         var highest: Int64 = 0
-        for table in ["records", "outcomes"] {
-            let tombstonesOnly = table == "records" ? "AND value IS NULL" : ""
-            try db.query("""
-                DELETE FROM \(table) WHERE rowid IN (
-                    SELECT rowid FROM \(table) WHERE user_id = ? \(tombstonesOnly) AND written_at < ? LIMIT ?)
-                RETURNING seq
-                """, [.text(user), .int(before), .int(Int64(limit))]) { r in
-                removed += 1
-                highest = max(highest, r.int(0))
-            }
+        try db.query(sql, values) { r in
+            removed += 1
+            highest = max(highest, r.int(0))
         }
         if removed > 0 {
-            try db.query("UPDATE spaces SET pruned_seq = max(pruned_seq, ?) WHERE user_id = ?", [.int(highest), .text(user)])
+            try db.query("UPDATE spaces SET pruned_seq = max(pruned_seq, ?) WHERE space = ?", [.int(highest), .text(space.key)])
         }
         return removed
     }

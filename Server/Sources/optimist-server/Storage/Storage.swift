@@ -2,7 +2,7 @@
 /// the push and pull algorithms are written once against it, so both stores behave alike.
 protocol Storage: Sendable {
     /// Runs `body` in one write transaction and commits when it returns (rolls back when it
-    /// throws). The body must call ``StoreTransaction/lockSpace(user:)`` first.
+    /// throws). The body must lock the spaces it writes (``StoreTransaction/lockSpace(_:)``) first.
     func write<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) async throws -> R) async throws -> R
     /// Runs `body` in one read-only transaction that sees one consistent snapshot.
     func read<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) async throws -> R) async throws -> R
@@ -10,15 +10,29 @@ protocol Storage: Sendable {
     func ping() async throws
 }
 
-/// One transaction. Everything is keyed by user: a method never reaches another user's rows.
-/// Every error a method throws is a ``StorageError``.
+/// One transaction. Records live in spaces (``SpaceID``): a user's private space, or a shared
+/// one whose members the `members` table lists; outcomes belong to a user. Every error a method
+/// throws is a ``StorageError``.
 protocol StoreTransaction {
-    /// Creates the user's space row if missing and locks it until the transaction ends; the
-    /// lock serializes every write of one user, across server processes. Returns its seq.
-    func lockSpace(user: String) async throws -> Int64
-    /// The space's seq and pruning horizon, and the database's identity.
-    func space(user: String) async throws -> SpaceState
-    func setSpaceSeq(user: String, seq: Int64) async throws
+    /// Creates the space's row if missing and locks it until the transaction ends; the lock
+    /// serializes every write of one space, across server processes. Returns its seq. A push
+    /// locks its user's private space first, then the shared spaces it writes in the order of
+    /// their ids, so that two pushes never wait for each other in a cycle.
+    func lockSpace(_ space: SpaceID) async throws -> Int64
+    /// The space's seq and pruning horizon (zeros for a space that has no row).
+    func space(_ space: SpaceID) async throws -> SpaceState
+    func setSpaceSeq(_ space: SpaceID, seq: Int64) async throws
+    /// The database's identity, chosen at random when its schema was created.
+    func identity() async throws -> String
+
+    /// The shared spaces `user` is a member of, with their state, in the order of their names.
+    func memberships(user: String) async throws -> [Membership]
+    /// The number of members of a shared space whose role is owner.
+    func ownerCount(space: String) async throws -> Int
+    /// Records (or, with a nil role, removes) one member of a shared space; the push calls it
+    /// with each write of `S/$members`, so that ``memberships(user:)`` finds a user's spaces
+    /// without reading every space.
+    func saveMember(space: String, user: String, role: String?) async throws
 
     /// Opens the savepoint that one mutation's writes go under, so that a write the database
     /// refuses (``StorageError/refused(_:)``) undoes that mutation alone. One at a time:
@@ -29,8 +43,8 @@ protocol StoreTransaction {
     func rollbackToSavepoint() async throws
 
     /// The stored row of a record (a tombstone has a nil value), nil when there is none.
-    func record(user: String, coll: String, key: String) async throws -> StoredRecord?
-    func saveRecord(user: String, coll: String, key: String, _ record: StoredRecord) async throws
+    func record(_ space: SpaceID, coll: String, key: String) async throws -> StoredRecord?
+    func saveRecord(_ space: SpaceID, coll: String, key: String, _ record: StoredRecord) async throws
 
     /// Recorded outcomes of the given mutation ids of one client.
     func outcomes(user: String, clientID: String, ids: [Int64]) async throws -> [StoredOutcome]
@@ -38,28 +52,57 @@ protocol StoreTransaction {
 
     /// The sizes of the writes after seq `after`, one entry per seq, in seq order, at most
     /// `limit` of them: what a pull decides its page's extent from without reading values.
-    func changeGroups(user: String, after: Int64, limit: Int) async throws -> [ChangeGroup]
+    func changeGroups(_ space: SpaceID, after: Int64, limit: Int) async throws -> [ChangeGroup]
     /// Rows with `after` < seq <= `through`, in seq order (then coll, key).
-    func changes(user: String, after: Int64, through: Int64) async throws -> [StoredChange]
+    func changes(_ space: SpaceID, after: Int64, through: Int64) async throws -> [StoredChange]
 
-    /// A user with a tombstone or an outcome written before `before` (milliseconds since
-    /// 1970), nil when there is none.
-    func userWithPrunable(before: Int64) async throws -> String?
-    /// Removes at most `limit` of the user's tombstones and at most `limit` of their outcomes
-    /// written before `before`, raises the space's pruned seq to the highest seq removed, and
-    /// returns how many rows went. Call with the space locked.
-    func prune(user: String, before: Int64, limit: Int) async throws -> Int
+    /// A space with a tombstone written before `before` (milliseconds since 1970), nil when
+    /// there is none.
+    func spaceWithPrunableTombstones(before: Int64) async throws -> SpaceID?
+    /// A user with an outcome written before `before`, nil when there is none.
+    func userWithPrunableOutcomes(before: Int64) async throws -> String?
+    /// Removes at most `limit` of the space's tombstones written before `before`, raises its
+    /// pruned seq to the highest seq removed, and returns how many went. Call with the space
+    /// locked.
+    func pruneTombstones(_ space: SpaceID, before: Int64, limit: Int) async throws -> Int
+    /// Removes at most `limit` of the user's outcomes written before `before`, raises their
+    /// private space's pruned seq to the highest seq removed, and returns how many went. Call
+    /// with the private space locked.
+    func pruneOutcomes(user: String, before: Int64, limit: Int) async throws -> Int
 }
 
-/// A user's space as a pull sees it.
+/// A space as the tables name it: `u:` and the user id for a private space, `s:` and the name
+/// for a shared one, so that no user id and no space name can ever meet in one row.
+struct SpaceID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    let key: String
+
+    init(key: String) { self.key = key }
+    static func user(_ user: String) -> SpaceID { SpaceID(key: "u:" + user) }
+    static func shared(_ name: String) -> SpaceID { SpaceID(key: "s:" + name) }
+
+    /// The shared space's name, nil for a private space.
+    var sharedName: String? { key.utf8.starts(with: "s:".utf8) ? String(decoding: key.utf8.dropFirst(2), as: UTF8.self) : nil }
+    var isShared: Bool { sharedName != nil }
+
+    // Bytewise, as the database orders them: every process locks in the same order.
+    static func < (a: SpaceID, b: SpaceID) -> Bool { a.key.utf8.lexicographicallyPrecedes(b.key.utf8) }
+    var description: String { key }
+}
+
+/// A shared space a user is a member of.
+struct Membership: Sendable {
+    var name: String
+    var role: String
+    var state: SpaceState
+}
+
+/// A space as a pull sees it.
 struct SpaceState: Sendable {
-    /// The seq of the space's last write (0 when the user never wrote).
+    /// The seq of the space's last write (0 when nobody ever wrote in it).
     var seq: Int64
     /// The highest seq of a tombstone or outcome pruned from the space (0: none): a client
     /// whose cursor is below it may have missed a delete, and starts over.
     var prunedSeq: Int64
-    /// The database's identity, chosen at random when its schema was created.
-    var identity: String
 }
 
 /// A row of `records`. `value` is canonical JSON text of the record, nil for a tombstone.
