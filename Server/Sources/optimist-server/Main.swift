@@ -13,7 +13,7 @@ import Darwin
 struct OptimistServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "optimist-server",
-        abstract: "The reference sync server of Optimist: POST /push, POST /pull, GET /health."
+        abstract: "The reference sync server of Optimist: POST /push, POST /pull, GET /events, GET /health."
     )
 
     @Option(help: "TCP port to listen on (0: any free port; the chosen one is printed).")
@@ -70,6 +70,12 @@ struct OptimistServerCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds one PostgreSQL transaction may take before the request answers 503 and its connection is closed.")
     var transactionTimeoutMs = 60_000
 
+    @Option(help: "Seconds between the keepalive comments of an open GET /events stream.")
+    var eventsKeepalive = 15.0
+
+    @Option(help: "Most GET /events streams one user may hold open at once (more: 429).")
+    var eventsPerUser = 16
+
     @Option(help: "Most mutations in one push (more: 413).")
     var maxPushMutations = RequestLimits().maxPushMutations
 
@@ -91,8 +97,11 @@ struct OptimistServerCommand: AsyncParsableCommand {
                               ("--max-connections", maxConnections), ("--per-user-concurrency", perUserConcurrency),
                               ("--statement-timeout-ms", statementTimeoutMs),
                               ("--transaction-timeout-ms", transactionTimeoutMs), ("--max-push-mutations", maxPushMutations),
-                              ("--max-unacked", maxUnacked)] {
+                              ("--max-unacked", maxUnacked), ("--events-per-user", eventsPerUser)] {
             guard value > 0 else { throw ValidationError("\(name) must be positive") }
+        }
+        guard eventsKeepalive >= 0.01, eventsKeepalive <= 3600 else {
+            throw ValidationError("--events-keepalive must be 0.01 to 3600 seconds")
         }
         if tokens == nil, jwtSecret == nil, jwks == nil, !insecureOpen, !ListenAddress.isLoopback(host) {
             throw ValidationError("refusing to serve \(host) without authentication: anyone who reaches it could read and "
@@ -154,11 +163,13 @@ struct OptimistServerCommand: AsyncParsableCommand {
             logger.info("storage: \(description)")
         }
 
+        let hub = PokeHub(storage: storage, logger: logger, perUserLimit: eventsPerUser,
+                          keepaliveInterval: .milliseconds(Int64(eventsKeepalive * 1000)))
         let responder = SyncResponder(
             sync: SyncService(storage: storage, rules: RefusalRules(rules: rules), pageSize: pageSize, pageBytes: pageBytes),
             auth: auth, maxBody: maxBody,
             limits: RequestLimits(maxPushMutations: maxPushMutations, maxUnacked: maxUnacked),
-            gate: UserGate(limit: perUserConcurrency, wait: .seconds(1)), logger: logger)
+            gate: UserGate(limit: perUserConcurrency, wait: .seconds(1)), hub: hub, logger: logger)
         let host = self.host
         var app = Application(
             responder: responder,
@@ -173,6 +184,7 @@ struct OptimistServerCommand: AsyncParsableCommand {
             },
             logger: logger)
         let (ready, schemaReady) = AsyncStream<Void>.makeStream()
+        let (listenReady, schemaReadyToListen) = AsyncStream<Void>.makeStream()
         if let postgres {
             // The pool runs as a service: the ServiceGroup stops it after the HTTP server has
             // drained, so in-flight requests keep their database connections to the end.
@@ -180,10 +192,13 @@ struct OptimistServerCommand: AsyncParsableCommand {
             app.beforeServerStarts {
                 try await postgres.migrate()
                 schemaReady.finish()
+                schemaReadyToListen.finish()
             }
+            app.addServices(ChangeListener(client: postgres.client, hub: hub, logger: logger, ready: listenReady))
         } else {
             schemaReady.finish()  // SQLite migrated when it opened
         }
+        app.addServices(hub)
         // Added after the pool: stopped before it.
         app.addServices(Pruner(storage: storage, retentionMilliseconds: Int64(retentionDays * 86_400_000),
                                logger: logger, ready: ready))

@@ -3,8 +3,8 @@ import Logging
 import OptimistModel
 import OptimistProtocol
 
-/// The HTTP face of the server: `POST /push`, `POST /pull`, `GET /health`. A responder of its
-/// own rather than a router: three fixed paths, and every answer (404 and 405 included) goes
+/// The HTTP face of the server: `POST /push`, `POST /pull`, `GET /events`, `GET /health`. A
+/// responder of its own rather than a router: four fixed paths, and every answer (404 and 405 included) goes
 /// through one place that writes the JSON error bodies and the one log line per request.
 struct SyncResponder: HTTPResponder {
     typealias Context = BasicRequestContext
@@ -14,6 +14,7 @@ struct SyncResponder: HTTPResponder {
     let maxBody: Int
     let limits: RequestLimits
     let gate: UserGate
+    let hub: PokeHub
     let logger: Logger
 
     func respond(to request: Request, context: Context) async throws -> Response {
@@ -42,14 +43,31 @@ struct SyncResponder: HTTPResponder {
             }
         case ("/push", .post), ("/pull", .post):
             return await syncRequest(request, push: path == "/push", clientID: &clientID)
-        case ("/health", _), ("/push", _), ("/pull", _):
+        case ("/events", .get):
+            return await events(request)
+        case ("/health", _), ("/push", _), ("/pull", _), ("/events", _):
             _ = await readBody(request, limit: 0)
             var response = failure(.methodNotAllowed, "\(request.method) is not allowed on \(path)")
-            response.headers[.allow] = path == "/health" ? "GET" : "POST"
+            response.headers[.allow] = path == "/health" || path == "/events" ? "GET" : "POST"
             return response
         default:
             _ = await readBody(request, limit: 0)
             return failure(.notFound, "no such endpoint: \(path)")
+        }
+    }
+
+    /// `GET /events`: the user's stream of pokes (``EventStream``).
+    private func events(_ request: Request) async -> Response {
+        _ = await readBody(request, limit: 0)
+        switch auth.user(for: request, now: Double(unixMilliseconds()) / 1000) {
+        case .failure(let refusal): return failure(.unauthorized, "unauthorized: \(refusal.reason)")
+        case .success(let user):
+            switch hub.open(user: user) {
+            case .stream(let id, let mailbox): return EventStream.response(id: id, mailbox: mailbox, hub: hub)
+            case .tooMany:
+                return failure(.tooManyRequests, "this user has \(hub.perUserLimit) event streams open already", retryAfter: true)
+            case .shuttingDown: return failure(.serviceUnavailable, "the server is shutting down", retryAfter: true)
+            }
         }
     }
 
@@ -89,9 +107,12 @@ struct SyncResponder: HTTPResponder {
                     return failure(.contentTooLarge, "a push carries at most \(limits.maxPushMutations) mutations on this server "
                                    + "(this one has \(req.mutations.count)): send fewer per request")
                 }
-                guard let results = try await gate.run(user, { try await sync.push(user: user, req) }) else {
+                guard let (results, changes) = try await gate.run(user, { try await sync.push(user: user, req) }) else {
                     return tooManyInFlight()
                 }
+                // A storage that announces changes reaches this process's streams through the
+                // database, like every other process's.
+                if !sync.storage.announcesChanges { hub.changed(changes) }
                 return json(.ok, PushReply(results: results).encoded())
             } else {
                 let req: PullRequest

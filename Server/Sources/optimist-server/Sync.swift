@@ -16,16 +16,18 @@ struct SyncService: Sendable {
 
     /// Processes a push in one transaction: every mutation in order, each all or nothing.
     /// Nothing is answered before the commit, so a crash before it loses nothing that was
-    /// acknowledged (the client sends again).
-    func push(user: String, _ request: PushRequest) async throws -> [PushResult] {
+    /// acknowledged (the client sends again). Returns the results and what the push changed
+    /// (for the pokes of real time), announced in the transaction where the storage can.
+    func push(user: String, _ request: PushRequest) async throws -> ([PushResult], SpaceChanges) {
         let rules = self.rules
         return try await storage.write { tx in
             var session = try await PushSession(tx: tx, user: user, request: request, rules: rules)
             var results = [PushResult]()
             results.reserveCapacity(request.mutations.count)
             for m in request.mutations { results.append(try await session.handle(m)) }
-            try await session.finish()
-            return results
+            let changes = try await session.finish()
+            if !changes.isEmpty { try await tx.announce(changes) }
+            return (results, changes)
         }
     }
 
@@ -191,6 +193,8 @@ private struct PushSession {
     var spaces: [SpaceID: SpaceSession] = [:]
     var recorded: [Int64: StoredOutcome]
     var cache: [RecordID: CachedRecord] = [:]
+    /// Users whose membership of a space this push changed (they hear of it in real time).
+    var memberUsers = Set<String>()
 
     init(tx: any StoreTransaction, user: String, request: PushRequest, rules: RefusalRules) async throws {
         self.tx = tx
@@ -219,8 +223,14 @@ private struct PushSession {
         recorded = Dictionary(found.map { ($0.mutationID, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
-    mutating func finish() async throws {
-        for (space, s) in spaces where s.seq != s.startSeq { try await tx.setSpaceSeq(space, seq: s.seq) }
+    /// Writes the spaces' new seqs; returns what the push changed.
+    mutating func finish() async throws -> SpaceChanges {
+        var changes = SpaceChanges(users: memberUsers)
+        for (space, s) in spaces where s.seq != s.startSeq {
+            try await tx.setSpaceSeq(space, seq: s.seq)
+            changes.spaces.insert(space)
+        }
+        return changes
     }
 
     /// The space an op writes in: under protocol 2 a collection `S/NAME` is the space `S`'s.
@@ -266,7 +276,7 @@ private struct PushSession {
             // The writes and their outcome go under a savepoint: when the database refuses
             // one of them (a value or key it cannot hold), this mutation alone is undone and
             // rejected, and the push goes on with the next.
-            let before = (cache, spaces)
+            let before = (cache, spaces, memberUsers)
             try await tx.savepoint()
             do {
                 let ops = try await write(plan, outcome: &outcome)
@@ -274,7 +284,7 @@ private struct PushSession {
                 result = PushResult(id: m.id, outcome: .ok(ops: ops))
             } catch StorageError.refused(let reason) {
                 try await tx.rollbackToSavepoint()
-                (cache, spaces) = before
+                (cache, spaces, memberUsers) = before
                 let error = "the database refused this mutation: \(reason)"
                 outcome = StoredOutcome(mutationID: m.storedID, status: .rejected, retry: m.storedRetry, error: error,
                                         seq: spaces[mine]!.seq, digest: digest, writtenAt: outcome.writtenAt)
@@ -380,6 +390,7 @@ private struct PushSession {
                                                  writtenAt: outcome.writtenAt))
             if let name = id.space.sharedName, id.coll.string == SpaceName.membersCollection(of: name) {
                 try await tx.saveMember(space: name, user: id.key.string, role: SpaceRole.of(new)?.rawValue)
+                memberUsers.insert(id.key.string)
             }
             cache[id] = row
             wrote.insert(id.space)

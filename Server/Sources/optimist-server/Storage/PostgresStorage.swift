@@ -186,6 +186,11 @@ final class PostgresStorage: Storage {
         }
     }
 
+    var announcesChanges: Bool { true }
+
+    /// The channel of NOTIFY and LISTEN (``StoreTransaction/announce(_:)``, ``ChangeListener``).
+    static let changesChannel = "optimist_changes"
+
     func ping() async throws {
         do {
             try await leased { conn in _ = try await conn.query("SELECT 1", logger: self.logger) }
@@ -412,6 +417,21 @@ private struct PostgresTransaction: StoreTransaction {
             found.append(Membership(name: name, role: role, state: SpaceState(seq: seq, prunedSeq: pruned)))
         }
         return found
+    }
+
+    func memberUsers(space: String) async throws -> [String] {
+        var users = [String]()
+        for try await user in try await conn.query("SELECT user_id FROM members WHERE space = \(space)", logger: logger)
+            .decode(String.self) { users.append(user) }
+        return users
+    }
+
+    func announce(_ changes: SpaceChanges) async throws {
+        // Delivered at COMMIT, to every process listening (this one too), and not at all on a
+        // rollback.
+        for payload in changes.payloads() {
+            try await conn.query("SELECT pg_notify(\(PostgresStorage.changesChannel), \(payload))", logger: logger)
+        }
     }
 
     func ownerCount(space: String) async throws -> Int {

@@ -145,6 +145,10 @@ final class SQLiteStorage: Storage {
         }
     }
 
+    /// One process per file is the rule for pokes: another process on the same file pokes its
+    /// own streams only (their clients still pull at their interval).
+    var announcesChanges: Bool { false }
+
     func ping() async throws {
         let db = try checkoutReader()
         defer { checkin(db) }
@@ -202,6 +206,14 @@ private struct SQLiteTransaction: StoreTransaction {
         }
         return found
     }
+
+    func memberUsers(space: String) throws -> [String] {
+        var users = [String]()
+        try db.query("SELECT user_id FROM members WHERE space = ?", [.text(space)]) { r in users.append(r.text(0) ?? "") }
+        return users
+    }
+
+    func announce(_ changes: SpaceChanges) {}
 
     func ownerCount(space: String) throws -> Int {
         Int(try db.integer("SELECT count(*) FROM members WHERE space = ? AND role = 'owner'", [.text(space)]) ?? 0)

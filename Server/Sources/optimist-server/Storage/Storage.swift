@@ -8,6 +8,9 @@ protocol Storage: Sendable {
     func read<R: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) async throws -> R) async throws -> R
     /// Whether the database answers (for `GET /health`).
     func ping() async throws
+    /// Whether ``StoreTransaction/announce(_:)`` reaches every process, this one included (then
+    /// a process learns of its own pushes' changes from the database, like of anyone's).
+    var announcesChanges: Bool { get }
 }
 
 /// One transaction. Records live in spaces (``SpaceID``): a user's private space, or a shared
@@ -65,6 +68,14 @@ protocol StoreTransaction {
     /// pruned seq to the highest seq removed, and returns how many went. Call with the space
     /// locked.
     func pruneTombstones(_ space: SpaceID, before: Int64, limit: Int) async throws -> Int
+    /// Tells every server process on the database what this transaction changed, when it
+    /// commits (PostgreSQL: NOTIFY, which is transactional). A storage that cannot reach other
+    /// processes does nothing: the process that pushed pokes its own streams.
+    func announce(_ changes: SpaceChanges) async throws
+
+    /// Every member of a shared space (user ids).
+    func memberUsers(space: String) async throws -> [String]
+
     /// Removes at most `limit` of the user's outcomes written before `before`, raises their
     /// private space's pruned seq to the highest seq removed, and returns how many went. Call
     /// with the private space locked.
@@ -80,6 +91,8 @@ struct SpaceID: Hashable, Comparable, Sendable, CustomStringConvertible {
     static func user(_ user: String) -> SpaceID { SpaceID(key: "u:" + user) }
     static func shared(_ name: String) -> SpaceID { SpaceID(key: "s:" + name) }
 
+    /// The private space's user, nil for a shared space.
+    var privateUser: String? { key.utf8.starts(with: "u:".utf8) ? String(decoding: key.utf8.dropFirst(2), as: UTF8.self) : nil }
     /// The shared space's name, nil for a private space.
     var sharedName: String? { key.utf8.starts(with: "s:".utf8) ? String(decoding: key.utf8.dropFirst(2), as: UTF8.self) : nil }
     var isShared: Bool { sharedName != nil }
