@@ -93,7 +93,8 @@ import Testing
     @Test func requestsOutsideTheProtocol() {
         #expect(request(#"[]"#) == "the body must be a JSON object")
         #expect(request(#"{"client_id":"c","mutations":[]}"#) == "protocol is missing")
-        #expect(request(#"{"protocol":2,"client_id":"c","mutations":[]}"#)?.hasPrefix("unsupported protocol") == true)
+        #expect(request(#"{"protocol":3,"client_id":"c","mutations":[]}"#)?.hasPrefix("unsupported protocol") == true)
+        #expect(request(#"{"protocol":2,"client_id":"c","mutations":[]}"#) == nil)
         #expect(request(#"{"protocol":1,"client_id":"","mutations":[]}"#)?.hasPrefix("client_id must be 1 to") == true)
         #expect(request(#"{"protocol":1,"client_id":"\#(String(repeating: "x", count: 201))","mutations":[]}"#)?.hasPrefix("client_id") == true)
         #expect(request(#"{"protocol":1,"client_id":"c","mutations":{}}"#) == "mutations must be an array")
