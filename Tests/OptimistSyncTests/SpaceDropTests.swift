@@ -55,6 +55,8 @@ import OptimistOpen
         let deltas = ChangeLogOf<QueryDelta>()
         try query.subscribe { deltas.append($0) }
         #expect(try query.count() == 2)
+        try store.defineView("sTodos", collection: "S/todos", kind: .count)
+        #expect(try store.viewValue("sTodos") == 2)
 
         let server = FakeServer()
         server.faults = [pullBody(cursor: "2", drop: ["S"])]
@@ -79,7 +81,8 @@ import OptimistOpen
         #expect(heard.allSatisfy { $0.cause == .server && $0.value == nil && $0.status == .confirmed })
         // The live query lost b, and kept the pending a.
         #expect(try query.rows() == [.record(key: "a", value: ["t": "mine"], status: .pending)])
-        #expect(deltas.all.flatMap { $0 }.contains { if case .delete = $0 { true } else { false } })
+        #expect(deltas.all.flatMap { $0 } == [.delete(index: 1)])
+        #expect(try store.viewValue("sTodos") == 1)
 
         // The server later refuses the edit (the user is no longer a member): it rolls back
         // onto nothing.
