@@ -1071,6 +1071,12 @@ int optimist_query_close(optimist_query *q);
 **     from another database or is too old) starts a round from the beginning whose end replaces
 **     every confirmed record (removals reach subscribers with OPTIMIST_CAUSE_SERVER; pending
 **     mutations stay). A store closed or killed mid-round resumes the round when it syncs again.
+**   - SHARED SPACES: the library speaks protocol version 2, where a collection "S/NAME" lives in
+**     the shared space S. A pull reply whose "drop" names S (the user left it or was removed)
+**     removes, before that reply's changes, every confirmed record of the collections "S/...",
+**     "S/$members" included (removals reach subscribers and live queries with
+**     OPTIMIST_CAUSE_SERVER). Pending mutations on those records stay pending and visible; the
+**     server refuses them later ("forbidden...") and they settle by their policy.
 **   - FAILURES never roll anything back: no answer (refused, reset, timeout) puts the request's
 **     mutations back as pending, state "offline", and retries after an exponential backoff with
 **     jitter (backoff_base_ms doubling up to backoff_max_ms); HTTP 429 and 5xx do the same with

@@ -280,9 +280,17 @@ package final class SyncMachine {
                 return true
             }
             do {
+                // Spaces the user no longer sees: deletes of their records (`S/…`, members
+                // included) before the page's changes, so the drop takes the page's path (staged
+                // or applied, heard with cause `server`), removes what an earlier page of the
+                // round staged, and leaves what this page sends of the space again.
+                var changes = reply.changes
+                if !reply.drop.isEmpty {
+                    changes = try store.syncDropDeletes(prefixes: reply.drop.map { Key($0 + "/") }) + changes
+                }
                 // A page that more follow is staged; the round's last page applies them all at
                 // once (see ``Store/syncApplyPull(changes:outcomes:cursor:more:reset:)``).
-                try store.syncApplyPull(changes: reply.changes, outcomes: outcomes, cursor: reply.cursor,
+                try store.syncApplyPull(changes: changes, outcomes: outcomes, cursor: reply.cursor,
                                         more: reply.more, reset: reply.reset)
             } catch {
                 fail(.error, "pull: \(error.message)", now: now, retryAfterMs: nil)

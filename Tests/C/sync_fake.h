@@ -1,7 +1,8 @@
 /*
- * sync_fake.h - a tiny in-test server of the sync wire protocol, version 1 (docs/protocol.md),
- * shared by the sync tests: sync_callback.c calls it from a C transport callback, sync_http.c
- * from a loopback HTTP server.
+ * sync_fake.h - a tiny in-test server of the sync wire protocol (docs/protocol.md), version 2
+ * (what the library sends) without shared spaces: it never answers a "drop". Shared by the
+ * sync tests: sync_callback.c calls it from a C transport callback, sync_http.c from a loopback
+ * HTTP server.
  *
  * It keeps what a server must: the records (collection, key -> JSON value), a change log whose
  * length is the pull cursor, and each mutation id's recorded outcome, so a re-sent id is

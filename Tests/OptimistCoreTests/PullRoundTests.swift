@@ -50,4 +50,28 @@ import Synchronization
         #expect(try s.confirmed("b", "gone") == nil)
         #expect(try s.syncCursor() == "r2")
     }
+
+    /// A drop's deletes (a pull reply's `drop`, given as collection-name prefixes): every
+    /// confirmed record of the collections under the prefixes, then every other record of
+    /// theirs the round in progress staged, each once; nothing of a collection whose name
+    /// only starts like the space's.
+    @Test func dropDeletesNameTheConfirmedAndStagedRecordsUnderThePrefixes() throws {
+        let s = Store()
+        try s.syncApplyPull(changes: [put("S/a", "1", [:]), put("S/a", "2", [:]), put("S/$members", "u", [:]), put("Sx", "1", [:]),
+                                      put("S", "1", [:]), put("T/a", "1", [:])], outcomes: [], cursor: "1", more: false, reset: false)
+        #expect(try s.syncDropDeletes(prefixes: ["S/"]) == [delete("S/$members", "u"), delete("S/a", "1"), delete("S/a", "2")])
+        #expect(try s.syncDropDeletes(prefixes: ["Z/"]) == [])
+        #expect(try s.syncDropDeletes(prefixes: []) == [])
+        // A pending record the server never confirmed is not the drop's to delete.
+        try s.mutate([put("S/a", "mine", [:])])
+        #expect(try s.syncDropDeletes(prefixes: ["S/"]).count == 3)
+        try s.syncApplyPull(changes: [put("S/a", "2", ["n": 2]), put("S/b", "3", [:]), put("T/a", "9", [:]), put("U/a", "1", [:])],
+                            outcomes: [], cursor: "2", more: true, reset: false)
+        #expect(try s.syncDropDeletes(prefixes: ["S/", "T/"])
+                == [delete("S/$members", "u"), delete("S/a", "1"), delete("S/a", "2"), delete("T/a", "1"), delete("S/b", "3"),
+                    delete("T/a", "9")])
+        // Computing them changes nothing.
+        #expect(try s.syncPullRound() == PullRound(cursor: "2", reset: false, staged: 4))
+        #expect(try s.confirmed("S/a", "1") == [:])
+    }
 }

@@ -1,4 +1,4 @@
-"""The background sync through a Python transport that plays a small protocol-v1 server in
+"""The background sync through a Python transport that plays a small protocol server in
 the test (:class:`FakeServer`): push order, pulls, exactly once across a lost reply,
 rejections, 401, garbage, backoff, threads, status, misuse, and close during a blocked call.
 
@@ -48,7 +48,8 @@ def merge_patch(target, patch_value):
 
 
 class FakeServer:
-    """Protocol version 1 over a dict of records, called as the sync's transport.
+    """The wire protocol over a dict of records, called as the sync's transport: version 2
+    (what the library sends) without shared spaces, so it never answers a ``drop``.
 
     It keeps per-record change sequence numbers (the cursor is the last one), each client's
     recorded outcomes (exactly once: a re-sent ``(client_id, id)`` gets its recorded outcome
@@ -96,7 +97,7 @@ class FakeServer:
         request = json.loads(body)
         with self.lock:
             self.requests.append((endpoint, request, dict(headers), url))
-            if request.get("protocol") != 1 or request.get("client_id") in (None, ""):
+            if request.get("protocol") != 2 or request.get("client_id") in (None, ""):
                 self.violations.append(("bad request", request))
             if self.fault is not None:
                 reply = self.fault(endpoint, request)

@@ -29,20 +29,55 @@ extension Engine {
     func resetDeletes(keeping ops: [Op]) throws(OptimistError) -> [Op] {
         var named = Set<RecordAddress>(minimumCapacity: ops.count)
         for op in ops { named.insert(RecordAddress(collection: op.collection, key: op.key)) }
-        var names = Set(collections.keys)
-        for name in try storage.collectionNames() { names.insert(name) }
         var out = [Op]()
-        for name in names.sorted() {
-            var after: Key?
-            while true {
-                let page = try storage.scan(name, prefix: "", after: after, limit: 4096)
-                for (key, _) in page where !named.contains(RecordAddress(collection: name, key: key)) {
-                    out.append(.delete(collection: name, key: key))
-                }
-                guard page.count == 4096, let last = page.last else { break }
-                after = last.key
+        for name in try confirmedCollectionNames() {
+            try forEachConfirmedKey(name) { key in
+                if !named.contains(RecordAddress(collection: name, key: key)) { out.append(.delete(collection: name, key: key)) }
             }
         }
         return out
+    }
+
+    /// For a page that drops whole collections (a pull reply's `drop`: the user no longer
+    /// sees a shared space, whose collections are those whose names start with `S/`): a
+    /// delete of every confirmed record of the collections whose name starts with one of
+    /// `prefixes`, and of every record of theirs that `staged` (the round's staged changes)
+    /// writes, to apply before the page's own changes. Deleting what the round staged too
+    /// matters: the round's end applies the staged pages first, and a put an earlier page
+    /// staged would otherwise outlive the drop. Reads every key of those collections.
+    func dropDeletes(prefixes: [Key], staged: [Op]) throws(OptimistError) -> [Op] {
+        func dropped(_ collection: Key) -> Bool { prefixes.contains { collection.hasBytePrefix($0) } }
+        var seen = Set<RecordAddress>()
+        var out = [Op]()
+        func delete(_ collection: Key, _ key: Key) {
+            if seen.insert(RecordAddress(collection: collection, key: key)).inserted {
+                out.append(.delete(collection: collection, key: key))
+            }
+        }
+        for name in try confirmedCollectionNames() where dropped(name) {
+            try forEachConfirmedKey(name) { delete(name, $0) }
+        }
+        for op in staged where dropped(op.collection) { delete(op.collection, op.key) }
+        return out
+    }
+
+    /// Every collection that may have confirmed records, in byte order: the storage's, the
+    /// engine's, and a published layer's (whose records may not be in the storage yet).
+    private func confirmedCollectionNames() throws(OptimistError) -> [Key] {
+        var names = Set(collections.keys)
+        for name in try storage.collectionNames() { names.insert(name) }
+        if let layer { for name in layer.sortedKeys.keys { names.insert(name) } }
+        return names.sorted()
+    }
+
+    /// Calls `body` with every confirmed key of `collection`, in byte order, read a page at a time.
+    private func forEachConfirmedKey(_ collection: Key, _ body: (Key) -> Void) throws(OptimistError) {
+        var after: Key?
+        while true {
+            let page = try storedScan(collection, prefix: "", after: after, limit: 4096)
+            for (key, _) in page { body(key) }
+            guard page.count == 4096, let last = page.last else { return }
+            after = last.key
+        }
     }
 }

@@ -14,6 +14,24 @@ extension Store {
         try read { e in e.pullRound }
     }
 
+    /// The deletes that drop every record of the collections whose name starts with one of
+    /// `prefixes` (see ``Engine/dropDeletes(prefixes:staged:)``): the confirmed ones, and those
+    /// the round in progress staged. The caller puts them before a page's changes and applies
+    /// the page with ``syncApplyPull(changes:outcomes:cursor:more:reset:)``, so the drop is
+    /// staged, applied and heard (cause `server`) as every other server change is, and pending
+    /// mutations on those records stay and are refolded on nothing. Empty when the store
+    /// holds nothing of them.
+    package func syncDropDeletes(prefixes: [Key]) throws(OptimistError) -> [Op] {
+        guard !prefixes.isEmpty else { return [] }
+        // A store file's staged pages are read back from the file: its writer must have
+        // written them first.
+        let staging = try syncPullRound() != nil
+        if staging { try flush() }
+        return try read { e throws(OptimistError) in
+            try e.dropDeletes(prefixes: prefixes, staged: staging ? try e.storage.stagedPull() : [])
+        }
+    }
+
     /// Applies one pull reply.
     ///
     /// - `more`: the page is staged (in the store file for a file store) with the round's

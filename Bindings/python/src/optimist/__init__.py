@@ -26,7 +26,7 @@ background sync makes are delivered on its thread, and exceptions there are logg
 ``optimist`` logger.
 
 Background sync: :meth:`Store.sync_start` lets the library push the outbox to a server and
-pull its changes on a thread of its own (wire protocol v1), over its built-in HTTP client or
+pull its changes on a thread of its own (wire protocol v2), over its built-in HTTP client or
 a Python ``transport`` callable; see :meth:`Store.sync_status` for what it is doing.
 """
 

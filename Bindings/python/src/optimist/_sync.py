@@ -283,7 +283,7 @@ class SyncMixin:
                    backoff_base_ms: int = 500, backoff_max_ms: int = 30000) -> None:
         """Starts the background sync: a thread of the library pushes the store's pending
         mutations to ``{url}/push`` in id order and pulls server changes from ``{url}/pull``
-        (wire protocol version 1), until :meth:`sync_stop` or :meth:`close`. One sync per
+        (wire protocol version 2), until :meth:`sync_stop` or :meth:`close`. One sync per
         store. Changes it makes reach subscribers on the sync's thread (with causes
         ``commit``, ``rollback``, ``fail``, ``retry``, ``server`` and ``sync``); an exception
         a subscription callback raises there has no store call to surface from and is logged
