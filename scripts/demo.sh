@@ -4,7 +4,8 @@
 # Python against that server on loopback: two devices of one user sync for real through the
 # library's own background sync, the server refuses a change by rule, goes down (the devices
 # keep working offline, a client is killed with SIGKILL) and comes back (they catch up). It
-# ends with reload-vs-optimistic numbers for this machine.
+# ends with reload-vs-optimistic numbers for this machine. A second story, in Python, is a chat
+# between two users sharing a room on the same kind of server (demo/chat_demo.py).
 #
 #   bash scripts/demo.sh            # install what is missing, build, run both demos
 #   bash scripts/demo.sh --no-build # reuse build/liboptimist.so and the built optimist-server
@@ -46,12 +47,15 @@ server() { printf '\n%s[demo.sh] %s%s\n' "$BOLD" "$*" "$PLAIN"; }
 # The server runs in the background; whatever happens, it is stopped when this script ends.
 SERVER_PID="" SERVER_URL="" SERVER_PORT=0 SERVER_LOG=""
 
-# start_server DB PORT: starts optimist-server on 127.0.0.1:PORT (0: a free port) with the
-# SQLite database DB and waits for its "listening on http://HOST:PORT" line.
+# start_server DB PORT [ARG...]: starts optimist-server on 127.0.0.1:PORT (0: a free port) with
+# the SQLite database DB (and the habit story's refusal rule, or the ARGs given) and waits for
+# its "listening on http://HOST:PORT" line.
 start_server() {
     local db=$1 port=$2 out="$WORK/server.stdout" line=""
+    shift 2
+    [ $# -gt 0 ] || set -- --refuse "$RULE"
     : >"$out"
-    "$SERVER_BIN" --port "$port" --host 127.0.0.1 --db "sqlite:$db" --refuse "$RULE" >"$out" 2>>"$SERVER_LOG" &
+    "$SERVER_BIN" --port "$port" --host 127.0.0.1 --db "sqlite:$db" "$@" >"$out" 2>>"$SERVER_LOG" &
     SERVER_PID=$!
     for _ in $(seq 1 600); do  # up to 60 s
         line=$(grep -m1 '^listening on http://' "$out" || true)
@@ -191,9 +195,19 @@ else
 fi
 run_story py python3 demo/habits_demo.py
 
+CURRENT="the chat demo (demo/chat_demo.py)"
+step "The chat story: two users share a room (Python)"
+SERVER_LOG="$WORK/server-chat.log"
+rm -f "$WORK/server-chat.sqlite" "$WORK/server-chat.sqlite-wal" "$WORK/server-chat.sqlite-shm" "$SERVER_LOG"
+printf '{"tok-alice": "alice", "tok-bob": "bob"}\n' >"$WORK/chat-tokens.json"
+start_server "$WORK/server-chat.sqlite" 0 --tokens "$WORK/chat-tokens.json"
+server "optimist-server is up at $SERVER_URL (tokens for alice and bob)"
+python3 demo/chat_demo.py "$WORK" "$SERVER_URL"
+stop_server
+
 CURRENT="finishing"
 step "Done in $(( $(date +%s) - demo_start )) s after the build"
 echo "    Store files, the servers' databases and their logs (one line per request) are in $WORK (delete it freely)."
 echo "    Run a server yourself: $SERVER_BIN --port 8080 (see Server/README.md)."
 [ -x Benchmarks/run ] && echo "    For the full benchmark suite: Benchmarks/run (Benchmarks/run --quick for a short pass)."
-echo "    Next: read docs/sync.md, Include/optimist.h and Bindings/python; the sources of this demo are demo/habits_demo.{c,py}."
+echo "    Next: read docs/sync.md, Include/optimist.h and Bindings/python; the sources of this demo are demo/habits_demo.{c,py} and demo/chat_demo.py."
