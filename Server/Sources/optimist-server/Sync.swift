@@ -18,10 +18,24 @@ struct SyncService: Sendable {
     /// Nothing is answered before the commit, so a crash before it loses nothing that was
     /// acknowledged (the client sends again). Returns the results and what the push changed
     /// (for the pokes of real time), announced in the transaction where the storage can.
+    ///
+    /// A push first runs in one pass: every record it touches read in one go, its writes kept
+    /// and written together at the end (a few statements per push, not per mutation). When the
+    /// database refuses one of those writes (a value or key it cannot hold), the transaction is
+    /// rolled back and the push runs again carefully: each mutation's writes under a savepoint
+    /// of their own, so that the mutation at fault alone is rejected.
     func push(user: String, _ request: PushRequest) async throws -> ([PushResult], SpaceChanges) {
+        do {
+            return try await push(user: user, request, careful: false)
+        } catch StorageError.refused {
+            return try await push(user: user, request, careful: true)
+        }
+    }
+
+    private func push(user: String, _ request: PushRequest, careful: Bool) async throws -> ([PushResult], SpaceChanges) {
         let rules = self.rules
         return try await storage.write { tx in
-            var session = try await PushSession(tx: tx, user: user, request: request, rules: rules)
+            var session = try await PushSession(tx: tx, user: user, request: request, rules: rules, careful: careful)
             var results = [PushResult]()
             results.reserveCapacity(request.mutations.count)
             for m in request.mutations { results.append(try await session.handle(m)) }
@@ -164,15 +178,56 @@ private struct CachedRecord {
     var version: Int64
     /// Whether a row (maybe a tombstone) exists.
     var exists: Bool
+
+    init(_ id: RecordID, _ stored: StoredRecord?) throws {
+        value = nil
+        version = stored?.version ?? 0
+        exists = stored != nil
+        if let text = stored?.value {
+            do { value = try JSONParser.parseObject(text) } catch {
+                throw StorageError.failed("stored record \(id.coll)/\(id.key) is not a JSON object: \(error)")
+            }
+        }
+    }
 }
 
-private struct RecordID: Hashable {
-    let space: SpaceID
-    // Keys compare bytewise (String would fold "é" and "e\u{301}" together; the database
-    // does not).
-    let coll: Key
-    let key: Key
+/// A member of a shared space, as a key of the members a push writes.
+private struct MemberRef: Hashable {
+    let space: String
+    let user: Key
 }
+
+/// Rows kept in the order first written, each key once with its last value.
+private struct OrderedWrites<K: Hashable, V> {
+    private var index: [K: Int] = [:]
+    private(set) var rows: [(K, V)] = []
+
+    mutating func set(_ key: K, _ value: V) {
+        if let i = index[key] {
+            rows[i].1 = value
+        } else {
+            index[key] = rows.count
+            rows.append((key, value))
+        }
+    }
+}
+
+/// What a push writes, kept until its end and then written in a few statements: each record
+/// with its last value in the push (a pull sees only what is committed, so the states between
+/// were never anyone's), each outcome, each member.
+private struct WriteBuffer {
+    var records = OrderedWrites<RecordID, StoredRecord>()
+    var outcomes = OrderedWrites<Int64, StoredOutcome>()
+    var members = OrderedWrites<MemberRef, String?>()
+
+    func flush(_ tx: any StoreTransaction, user: String, clientID: String) async throws {
+        try await tx.saveRecords(records.rows)
+        try await tx.saveOutcomes(user: user, clientID: clientID, outcomes.rows.map(\.1))
+        for (member, role) in members.rows { try await tx.saveMember(space: member.space, user: member.user.string, role: role) }
+    }
+}
+
+private typealias RecordID = RecordRef
 
 /// A space a push writes, as the push sees it.
 private struct SpaceSession {
@@ -195,12 +250,17 @@ private struct PushSession {
     var cache: [RecordID: CachedRecord] = [:]
     /// Users whose membership of a space this push changed (they hear of it in real time).
     var memberUsers = Set<String>()
+    /// Each mutation's writes go to the database at once, under a savepoint; otherwise they are
+    /// kept below and written together by ``finish()``.
+    let careful: Bool
+    var writes = WriteBuffer()
 
-    init(tx: any StoreTransaction, user: String, request: PushRequest, rules: RefusalRules) async throws {
+    init(tx: any StoreTransaction, user: String, request: PushRequest, rules: RefusalRules, careful: Bool) async throws {
         self.tx = tx
         self.user = user
         clientID = request.clientID
         self.rules = rules
+        self.careful = careful
         version = request.version
         mine = .user(user)
         // First of all: the locks. Everything read below is then current and stays so. The
@@ -221,10 +281,30 @@ private struct PushSession {
         let unique = Array(Set(request.mutations.map(\.storedID)))
         let found = unique.isEmpty ? [] : try await tx.outcomes(user: user, clientID: clientID, ids: unique)
         recorded = Dictionary(found.map { ($0.mutationID, $0) }, uniquingKeysWith: { a, _ in a })
+        if !careful { try await prefetch(request) }
     }
 
-    /// Writes the spaces' new seqs; returns what the push changed.
+    /// Reads every record the push's mutations touch, and the author's members record of every
+    /// shared space they name, in one go.
+    private mutating func prefetch(_ request: PushRequest) async throws {
+        var refs = Set<RecordID>()
+        for m in request.mutations {
+            for op in m.ops {
+                let id = recordID(op)
+                refs.insert(id)
+                if let name = id.space.sharedName {
+                    refs.insert(RecordID(space: id.space, coll: Key(SpaceName.membersCollection(of: name)), key: Key(user)))
+                }
+            }
+        }
+        let list = Array(refs)
+        let found = try await tx.records(list)
+        for ref in list { cache[ref] = try CachedRecord(ref, found[ref]) }
+    }
+
+    /// Writes what was kept, and the spaces' new seqs; returns what the push changed.
     mutating func finish() async throws -> SpaceChanges {
+        try await writes.flush(tx, user: user, clientID: clientID)
         var changes = SpaceChanges(users: memberUsers)
         for (space, s) in spaces where s.seq != s.startSeq {
             try await tx.setSpaceSeq(space, seq: s.seq)
@@ -270,12 +350,17 @@ private struct PushSession {
         case .refused(let error):
             outcome.status = .rejected
             outcome.error = error
-            try await tx.saveOutcome(user: user, clientID: clientID, outcome)
+            try await save(outcome)
             result = PushResult(id: m.id, outcome: .rejected(error: error))
         case .apply(let plan):
             // The writes and their outcome go under a savepoint: when the database refuses
             // one of them (a value or key it cannot hold), this mutation alone is undone and
             // rejected, and the push goes on with the next.
+            if !careful {
+                result = PushResult(id: m.id, outcome: .ok(ops: try await write(plan, outcome: &outcome)))
+                recorded[m.storedID] = outcome
+                return result
+            }
             let before = (cache, spaces, memberUsers)
             try await tx.savepoint()
             do {
@@ -288,7 +373,7 @@ private struct PushSession {
                 let error = "the database refused this mutation: \(reason)"
                 outcome = StoredOutcome(mutationID: m.storedID, status: .rejected, retry: m.storedRetry, error: error,
                                         seq: spaces[mine]!.seq, digest: digest, writtenAt: outcome.writtenAt)
-                try await tx.saveOutcome(user: user, clientID: clientID, outcome)
+                try await save(outcome)
                 result = PushResult(id: m.id, outcome: .rejected(error: error))
             }
         }
@@ -384,12 +469,21 @@ private struct PushSession {
             row.version += 1
             row.exists = true
             let text = new.map { JSONWriter.string($0) }
-            try await tx.saveRecord(id.space, coll: id.coll.string, key: id.key.string,
-                                    StoredRecord(value: text, version: row.version, seq: spaces[id.space]!.seq + 1,
-                                                 changeBytes: ChangeSize.of(coll: id.coll.string, key: id.key.string, value: text),
-                                                 writtenAt: outcome.writtenAt))
+            let stored = StoredRecord(value: text, version: row.version, seq: spaces[id.space]!.seq + 1,
+                                      changeBytes: ChangeSize.of(coll: id.coll.string, key: id.key.string, value: text),
+                                      writtenAt: outcome.writtenAt)
+            if careful {
+                try await tx.saveRecord(id.space, coll: id.coll.string, key: id.key.string, stored)
+            } else {
+                writes.records.set(id, stored)
+            }
             if let name = id.space.sharedName, id.coll.string == SpaceName.membersCollection(of: name) {
-                try await tx.saveMember(space: name, user: id.key.string, role: SpaceRole.of(new)?.rawValue)
+                let role = SpaceRole.of(new)?.rawValue
+                if careful {
+                    try await tx.saveMember(space: name, user: id.key.string, role: role)
+                } else {
+                    writes.members.set(MemberRef(space: name, user: id.key), role)
+                }
                 memberUsers.insert(id.key.string)
             }
             cache[id] = row
@@ -397,8 +491,16 @@ private struct PushSession {
         }
         for space in wrote { spaces[space]!.seq += 1 }
         outcome.seq = spaces[mine]!.seq
-        try await tx.saveOutcome(user: user, clientID: clientID, outcome)
+        try await save(outcome)
         return plan.map { absoluteOp($0.0, cache[$0.0]!.value) }
+    }
+
+    private mutating func save(_ outcome: StoredOutcome) async throws {
+        if careful {
+            try await tx.saveOutcome(user: user, clientID: clientID, outcome)
+        } else {
+            writes.outcomes.set(outcome.mutationID, outcome)
+        }
     }
 
     /// The records a mutation touched as they are now. A mutation answered again after its
@@ -425,16 +527,7 @@ private struct PushSession {
 
     private mutating func load(_ id: RecordID) async throws -> CachedRecord {
         if let hit = cache[id] { return hit }
-        var row = CachedRecord(value: nil, version: 0, exists: false)
-        if let stored = try await tx.record(id.space, coll: id.coll.string, key: id.key.string) {
-            row.exists = true
-            row.version = stored.version
-            if let text = stored.value {
-                do { row.value = try JSONParser.parseObject(text) } catch {
-                    throw StorageError.failed("stored record \(id.coll)/\(id.key) is not a JSON object: \(error)")
-                }
-            }
-        }
+        let row = try CachedRecord(id, try await tx.record(id.space, coll: id.coll.string, key: id.key.string))
         cache[id] = row
         return row
     }

@@ -1,4 +1,5 @@
 import Logging
+import OptimistModel
 import PostgresNIO
 import Synchronization
 
@@ -481,6 +482,61 @@ private struct PostgresTransaction: StoreTransaction {
                         \(record.writtenAt))
                 ON CONFLICT (space, coll, key) DO UPDATE SET value = excluded.value, version = excluded.version, seq = excluded.seq,
                     change_bytes = excluded.change_bytes, written_at = excluded.written_at
+                """, logger: logger)
+        }
+    }
+
+    // The batch forms: one statement for a whole push's records or outcomes, the rows passed as
+    // arrays (a round trip per row is what a push on PostgreSQL would otherwise spend its
+    // time on). Nullable columns go as a value array and a null mask.
+
+    func records(_ refs: [RecordRef]) async throws -> [RecordRef: StoredRecord] {
+        guard !refs.isEmpty else { return [:] }
+        let rows = try await conn.query("""
+            SELECT r.space, r.coll, r.key, r.value, r.version, r.seq FROM records r
+            JOIN unnest(\(refs.map(\.space.key)), \(refs.map(\.coll.string)), \(refs.map(\.key.string))) AS t(s, c, k)
+              ON r.space = t.s COLLATE "C" AND r.coll = t.c COLLATE "C" AND r.key = t.k COLLATE "C"
+            """, logger: logger)
+        var found = [RecordRef: StoredRecord]()
+        for try await (space, coll, key, value, version, seq) in rows.decode((String, String, String, String?, Int64, Int64).self) {
+            found[RecordRef(space: SpaceID(key: space), coll: Key(coll), key: Key(key))] = StoredRecord(value: value, version: version, seq: seq)
+        }
+        return found
+    }
+
+    func saveRecords(_ rows: [(RecordRef, StoredRecord)]) async throws {
+        guard !rows.isEmpty else { return }
+        let spaces = rows.map(\.0.space.key), colls = rows.map(\.0.coll.string), keys = rows.map(\.0.key.string)
+        let values = rows.map { $0.1.value ?? "" }, deleted = rows.map { $0.1.value == nil }
+        let versions = rows.map(\.1.version), seqs = rows.map(\.1.seq), bytes = rows.map(\.1.changeBytes)
+        let written = rows.map(\.1.writtenAt)
+        try await classifying {
+            _ = try await conn.query("""
+                INSERT INTO records (space, coll, key, value, version, seq, change_bytes, written_at)
+                SELECT s, c, k, CASE WHEN d THEN NULL ELSE v END, ver, sq, b, w
+                FROM unnest(\(spaces), \(colls), \(keys), \(values), \(deleted), \(versions), \(seqs), \(bytes), \(written))
+                    AS t(s, c, k, v, d, ver, sq, b, w)
+                ON CONFLICT (space, coll, key) DO UPDATE SET value = excluded.value, version = excluded.version, seq = excluded.seq,
+                    change_bytes = excluded.change_bytes, written_at = excluded.written_at
+                """, logger: logger)
+        }
+    }
+
+    func saveOutcomes(user: String, clientID: String, _ outcomes: [StoredOutcome]) async throws {
+        guard !outcomes.isEmpty else { return }
+        let ids = outcomes.map(\.mutationID), statuses = outcomes.map(\.status.rawValue), retries = outcomes.map(\.retry)
+        let errors = outcomes.map { $0.error ?? "" }, noError = outcomes.map { $0.error == nil }
+        let seqs = outcomes.map(\.seq), digests = outcomes.map { $0.digest ?? "" }, noDigest = outcomes.map { $0.digest == nil }
+        let written = outcomes.map(\.writtenAt)
+        try await classifying {
+            _ = try await conn.query("""
+                INSERT INTO outcomes (user_id, client_id, mutation_id, status, retry, error, seq, digest, written_at)
+                SELECT \(user), \(clientID), i, st, r, CASE WHEN ne THEN NULL ELSE e END, sq, CASE WHEN nd THEN NULL ELSE dg END, w
+                FROM unnest(\(ids), \(statuses), \(retries), \(errors), \(noError), \(seqs), \(digests), \(noDigest), \(written))
+                    AS t(i, st, r, e, ne, sq, dg, nd, w)
+                ON CONFLICT (user_id, client_id, mutation_id) DO UPDATE SET
+                    status = excluded.status, retry = excluded.retry, error = excluded.error, seq = excluded.seq,
+                    digest = excluded.digest, written_at = excluded.written_at
                 """, logger: logger)
         }
     }

@@ -1,3 +1,5 @@
+import OptimistModel
+
 /// What the sync logic (Sync.swift) needs from a database. SQLite and PostgreSQL implement it;
 /// the push and pull algorithms are written once against it, so both stores behave alike.
 protocol Storage: Sendable {
@@ -48,6 +50,14 @@ protocol StoreTransaction {
     /// The stored row of a record (a tombstone has a nil value), nil when there is none.
     func record(_ space: SpaceID, coll: String, key: String) async throws -> StoredRecord?
     func saveRecord(_ space: SpaceID, coll: String, key: String, _ record: StoredRecord) async throws
+
+    /// The stored rows of many records at once (a push reads every record it touches in one
+    /// go); records without a row are left out.
+    func records(_ refs: [RecordRef]) async throws -> [RecordRef: StoredRecord]
+    /// Writes many records at once, each ref at most once.
+    func saveRecords(_ rows: [(RecordRef, StoredRecord)]) async throws
+    /// Writes many outcomes of one client at once, each id at most once.
+    func saveOutcomes(user: String, clientID: String, _ outcomes: [StoredOutcome]) async throws
 
     /// Recorded outcomes of the given mutation ids of one client.
     func outcomes(user: String, clientID: String, ids: [Int64]) async throws -> [StoredOutcome]
@@ -100,6 +110,34 @@ struct SpaceID: Hashable, Comparable, Sendable, CustomStringConvertible {
     // Bytewise, as the database orders them: every process locks in the same order.
     static func < (a: SpaceID, b: SpaceID) -> Bool { a.key.utf8.lexicographicallyPrecedes(b.key.utf8) }
     var description: String { key }
+}
+
+/// Where a record lives: its space, collection and key.
+struct RecordRef: Hashable, Sendable {
+    let space: SpaceID
+    // Keys compare bytewise (String would fold "é" and "e\u{301}" together; the database
+    // does not).
+    let coll: Key
+    let key: Key
+}
+
+extension StoreTransaction {
+    // One statement per row: what an in-process database (SQLite) does at no cost.
+    func records(_ refs: [RecordRef]) async throws -> [RecordRef: StoredRecord] {
+        var found = [RecordRef: StoredRecord]()
+        for ref in refs {
+            if let row = try await record(ref.space, coll: ref.coll.string, key: ref.key.string) { found[ref] = row }
+        }
+        return found
+    }
+
+    func saveRecords(_ rows: [(RecordRef, StoredRecord)]) async throws {
+        for (ref, row) in rows { try await saveRecord(ref.space, coll: ref.coll.string, key: ref.key.string, row) }
+    }
+
+    func saveOutcomes(user: String, clientID: String, _ outcomes: [StoredOutcome]) async throws {
+        for o in outcomes { try await saveOutcome(user: user, clientID: clientID, o) }
+    }
 }
 
 /// A shared space a user is a member of.
