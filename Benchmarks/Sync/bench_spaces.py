@@ -156,7 +156,7 @@ def bench_throughput(url, users, per_user, label):
             "mutations_per_s": total / (t1 - t0), "seconds": t1 - t0}
 
 
-def bench_burst(url, n, label):
+def bench_burst(url, n, label, max_batch=100):
     store = optimist.Store()
     started, done = {}, {}
     lock = threading.Lock()
@@ -170,7 +170,7 @@ def bench_burst(url, n, label):
 
     try:
         store.subscribe(on_change, coll="logs")
-        store.sync_start(url, headers=auth("burst"), pull_interval_ms=0, max_batch=100)
+        store.sync_start(url, headers=auth("burst"), pull_interval_ms=0, max_batch=max_batch)
         assert store.sync_wait_idle(30)
         t0 = time.perf_counter()
         for i in range(n):
