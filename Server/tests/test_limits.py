@@ -301,12 +301,13 @@ def test_one_users_flood_of_pushes_leaves_another_users_pushes_fast(start_server
     assert len(bob.state()) == 10
 
 
-def hold_space_lock(db, user):
-    """A psql session holding `user`'s space row lock (every push of that user waits on it)
-    until the returned function is called."""
+def hold_space_lock(db, user, space=None):
+    """A psql session holding `user`'s private space row lock (every push of that user waits on
+    it), or the shared `space`'s, until the returned function is called."""
     p = subprocess.Popen([psql_binary(), db.url, "-v", "ON_ERROR_STOP=1", "-q"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    p.stdin.write(f"BEGIN;\nSELECT seq FROM spaces WHERE space = 'u:{user}' FOR UPDATE;\n\\echo locked\n".encode())
+    row = f"s:{space}" if space else f"u:{user}"
+    p.stdin.write(f"BEGIN;\nSELECT seq FROM spaces WHERE space = '{row}' FOR UPDATE;\n\\echo locked\n".encode())
     p.stdin.flush()
     while True:
         line = read_line_with_timeout(p.stdout, 30)

@@ -5,6 +5,7 @@ not make them."""
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -337,3 +338,35 @@ def test_pushes_to_one_space_from_many_users_serialize(people):
     assert all(s == states[0] for s in states)
     assert states[0][("room/counts", "all")] == {"n": 160}
     assert len([k for k in states[0] if k[0] == "room/log"]) == 160
+
+
+def test_different_spaces_push_in_parallel(db, people):
+    """A push waits for the spaces it writes only: with one space's row locked by another
+    session, a push to that space waits while pushes to another space go through."""
+    if db.kind != "postgres":
+        pytest.skip("holds a row lock from a second PostgreSQL session")
+    from test_limits import hold_space_lock
+
+    _, p = people
+    alice, bob, carol = p["alice"], p["bob"], p["carol"]
+    create_room(alice, "red", carol="writer")
+    create_room(alice, "blue", bob="writer")
+    release = hold_space_lock(db, None, space="red")
+    waiting = {}
+
+    def carol_writes():
+        waiting["result"] = carol.write(put("red/x", "1", {}))
+
+    t = threading.Thread(target=carol_writes)
+    try:
+        t.start()
+        t.join(1.5)
+        assert t.is_alive(), "a push to a locked space went through"
+        # Another space, another user: not held up.
+        start = time.monotonic()
+        assert bob.write(put("blue/x", "1", {}))["status"] == "ok"
+        assert time.monotonic() - start < 10
+    finally:
+        release()
+    t.join(30)
+    assert waiting["result"]["status"] == "ok"
