@@ -30,6 +30,10 @@ mode says otherwise. The modes can be switched at any time from the test (``set_
 early (``drop_*``, ``cut_request``, ``refuse``) is a reset or a plain close at random, or as
 ``close="rst"`` / ``close="fin"`` says.
 
+A `GET /events` stream (the real-time stream) is relayed as it comes, byte by byte, for as long
+as both ends hold it; ``cut_streams()`` resets every stream open through the proxy (and
+``refuse``, ``cut_request`` and ``error_before`` apply to it as to any request).
+
 The upstream is connected anew for each client connection, so the proxy keeps working while
 the server is down (the client's connection is reset) and after it restarts on the same port.
 ``set_upstreams`` puts several servers behind it: each new connection goes to the next.
@@ -238,6 +242,7 @@ class FaultProxy:
         self._refuse_until = 0.0
         self._closing = threading.Event()
         self._conns = set()       # open client sockets
+        self._streams = set()     # (client, upstream) of the GET /events streams being relayed
         self._threads = set()
         self._conn_no = 0
         self.events = []          # ProtocolEvent, in the order the proxy saw them
@@ -268,6 +273,7 @@ class FaultProxy:
         self._closing.set()
         if self._listener:
             _close(self._listener)
+        self.cut_streams()
         with self._lock:
             conns = list(self._conns)
             threads = list(self._threads)
@@ -329,6 +335,27 @@ class FaultProxy:
     def mode(self):
         with self._lock:
             return self._mode["mode"]
+
+    def cut_streams(self):
+        """Resets every GET /events stream open through the proxy; returns how many."""
+        with self._lock:
+            streams = list(self._streams)
+            self._streams.clear()
+        for client, upstream in streams:
+            # shutdown first: a close alone does not wake the relay's thread blocked in recv.
+            for sock in (client, upstream):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            _reset(client)
+            _close(upstream)
+        self._count("streams_cut")
+        return len(streams)
+
+    def open_streams(self):
+        with self._lock:
+            return len(self._streams)
 
     def refuse_for(self, seconds):
         """Closes every new connection at once for `seconds`, whatever the mode."""
@@ -504,6 +531,9 @@ class FaultProxy:
                     _close(client)
                     self._forward(req, method, endpoint, no, accepted, delay_ms=0, late=True)
                     return
+                if endpoint == "events" and method == "GET":
+                    self._relay_stream(client, req)
+                    return
                 delay = params.get("delay_ms", 0) if fault == "delay" else 0
                 if upstream is None:
                     upstream = self._connect()
@@ -587,6 +617,32 @@ class FaultProxy:
             with self._lock:
                 self._conns.discard(client)
                 self._threads.discard(threading.current_thread())
+
+    def _relay_stream(self, client, req):
+        """Relays a GET /events stream: the request, then whatever the server sends, as it
+        comes, until either end closes or ``cut_streams`` resets it."""
+        up = self._connect()
+        if up is None:
+            self._count("upstream_down")
+            _reset(client)
+            return
+        up.settimeout(None)
+        with self._lock:
+            self._streams.add((client, up))
+        self._count("streams")
+        try:
+            up.sendall(req.raw)
+            while not self._closing.is_set():
+                data = up.recv(CHUNK)
+                if not data:
+                    break
+                client.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with self._lock:
+                self._streams.discard((client, up))
+            _close(up)
 
     def _connect(self):
         with self._lock:
