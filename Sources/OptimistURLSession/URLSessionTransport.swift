@@ -70,6 +70,138 @@ public final class URLSessionTransport: SyncTransport, @unchecked Sendable {
 
 }
 
+// MARK: The event stream
+
+extension URLSessionTransport: SyncEventSource {
+    /// `GET {url}/events` as a data task of a session of its own (this transport's
+    /// configuration, its own delegate), whose delegate hands the reply's head and bytes to the
+    /// stream's thread as they arrive; that thread calls `receive`. A cancel cancels the task
+    /// and wakes the thread at once. URLSession has no connect timeout of its own: the reply's
+    /// head must come within `connectTimeoutMs`; after it, the stream has no timeout (the
+    /// sync's silence limit watches it).
+    public func openStream(_ request: SyncStreamRequest, cancellation: SyncStreamCancellation,
+                           receive: (SyncStreamPart) -> Void) -> SyncStreamEnd {
+        guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return .failed("not an http(s) URL: \(request.url)")
+        }
+        var r = URLRequest(url: url)
+        r.httpMethod = "GET"
+        // The idle timeout between bytes: a day, so that the silence limit decides.
+        r.timeoutInterval = 86_400
+        r.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        r.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
+        for h in request.headers { r.setValue(h.value, forHTTPHeaderField: h.name) }
+
+        let inbox = StreamInbox()
+        let streamSession = URLSession(configuration: session.configuration, delegate: StreamDelegate(inbox), delegateQueue: nil)
+        defer { streamSession.invalidateAndCancel() }
+        let task = streamSession.dataTask(with: r)
+        guard cancellation.onCancel({
+            task.cancel()
+            inbox.wake()
+        }) else { return .ended }
+        defer { cancellation.onCancel(nil) }
+        task.resume()
+        let connectBy = Date().addingTimeInterval(Double(max(1, request.connectTimeoutMs)) / 1000)
+        var answered = false
+        while true {
+            let (parts, done) = inbox.take(waitingUntil: Date().addingTimeInterval(0.25))
+            for part in parts {
+                if cancellation.isCancelled { break }
+                if case .response = part { answered = true }
+                receive(part)
+            }
+            if cancellation.isCancelled {
+                task.cancel()
+                return .ended
+            }
+            if let done {
+                if let error = done { return .failed("\(error.localizedDescription) (\(request.url))") }
+                return answered ? .ended : .failed("no HTTP reply (\(request.url))")
+            }
+            if !answered && Date() >= connectBy {
+                task.cancel()
+                return .failed("no reply within \(request.connectTimeoutMs) ms (\(request.url))")
+            }
+        }
+    }
+}
+
+/// A stream's reply, handed from the session's delegate queue to the stream's thread: parts
+/// in order, then how the task ended.
+private final class StreamInbox: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var parts: [SyncStreamPart] = []
+    /// Set once the task completed: its error, if any.
+    private var done: (any Error)??
+    private var woken = false
+
+    func add(_ part: SyncStreamPart) {
+        condition.lock()
+        parts.append(part)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func finish(_ error: (any Error)?) {
+        condition.lock()
+        done = .some(error)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wake() {
+        condition.lock()
+        woken = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The parts that arrived and, once the task completed (and every part was taken), its
+    /// end; waits until `deadline` for either.
+    func take(waitingUntil deadline: Date) -> ([SyncStreamPart], (any Error)??) {
+        condition.lock()
+        defer { condition.unlock() }
+        while parts.isEmpty && done == nil && !woken {
+            if !condition.wait(until: deadline) { break }
+        }
+        woken = false
+        let taken = parts
+        parts.removeAll()
+        return (taken, done)
+    }
+}
+
+/// The stream session's delegate: the head, the bytes and the end go to the inbox; redirects
+/// are refused (the 3xx itself is the reply).
+private final class StreamDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    let inbox: StreamInbox
+    init(_ inbox: StreamInbox) { self.inbox = inbox }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        if let http = response as? HTTPURLResponse {
+            inbox.add(.response(SyncStreamResponse(
+                status: http.statusCode, contentType: http.value(forHTTPHeaderField: "Content-Type"),
+                retryAfterMs: http.value(forHTTPHeaderField: "Retry-After").flatMap { SyncReply.retryAfterMs(headerValue: $0.utf8) })))
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        inbox.add(.data([UInt8](data)))
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        inbox.finish(error)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        completionHandler(nil)
+    }
+}
+
 /// One reply, handed from the session's delegate queue to the sync's thread.
 private final class Outcome: @unchecked Sendable {
     private let lock = NSLock()
