@@ -110,8 +110,8 @@ public final class SyncStreamCancellation: Sendable {
     package func cancelAt(_ ms: Int64) { deadline.store(ms, ordering: .relaxed) }
 }
 
-/// A transport that can hold the sync's event stream (``CurlTransport`` and
-/// ``URLSessionTransport`` do; a C host's transport callback does not, and the sync then only
+/// A transport that can hold the sync's event stream (`CurlTransport` and
+/// `URLSessionTransport` do; a C host's transport callback does not, and the sync then only
 /// polls at its interval).
 ///
 /// `openStream` is called on the stream's own thread, one stream at a time, and blocks for as
