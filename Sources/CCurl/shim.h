@@ -15,17 +15,3 @@ static inline CURLcode optimist_curl_set_progress(CURL *h, int (*f)(void *, curl
     return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, f);
 }
 static inline CURLcode optimist_curl_get_long(CURL *h, CURLINFO i, long *out) { return curl_easy_getinfo(h, i, out); }
-
-/* The result of the transfer a multi handle finished (CURLMsg's union, which Swift reads
-   awkwardly): 1 and *out set when one is done, else 0. */
-static inline int optimist_curl_multi_result(CURLM *m, CURLcode *out) {
-    int left = 0;
-    CURLMsg *msg;
-    while ((msg = curl_multi_info_read(m, &left)) != NULL) {
-        if (msg->msg == CURLMSG_DONE) {
-            *out = msg->data.result;
-            return 1;
-        }
-    }
-    return 0;
-}

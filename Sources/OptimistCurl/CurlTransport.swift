@@ -137,12 +137,12 @@ extension CurlTransport: SyncEventSource {
     /// (`curl_multi_wakeup`), so stopping the sync never waits for a quiet stream. The body
     /// goes to `receive` as it arrives, whatever the status (an error's body says why).
     public func openStream(_ request: SyncStreamRequest, cancellation: SyncStreamCancellation,
-                           receive: (SyncStreamPart) -> Void) -> SyncStreamEnd {
-        guard let h = curl_easy_init() else { return .failed("curl: cannot make a handle") }
+                           receive: (SyncStreamPart) -> Void) {
+        guard let h = curl_easy_init() else { return }
         defer { curl_easy_cleanup(h) }
-        guard let multi = curl_multi_init() else { return .failed("curl: cannot make a multi handle") }
+        guard let multi = curl_multi_init() else { return }
         defer { curl_multi_cleanup(multi) }
-        return withoutActuallyEscaping(receive) { receive in
+        withoutActuallyEscaping(receive) { receive in
             let sink = StreamSink(receive: receive, cancellation: cancellation)
             let context = Unmanaged.passUnretained(sink).toOpaque()
             var headers: UnsafeMutablePointer<curl_slist>?
@@ -150,7 +150,7 @@ extension CurlTransport: SyncEventSource {
             headers = curl_slist_append(headers, "Accept: text/event-stream")
             headers = curl_slist_append(headers, "Cache-Control: no-cache")
             for header in request.headers { headers = curl_slist_append(headers, "\(header.name): \(header.value)") }
-            return request.url.withCString { url -> SyncStreamEnd in
+            request.url.withCString { url in
                 _ = optimist_curl_set_ptr(h, CURLOPT_URL, url)
                 _ = optimist_curl_set_long(h, CURLOPT_HTTPGET, 1)
                 _ = optimist_curl_set_ptr(h, CURLOPT_HTTPHEADER, headers)
@@ -166,36 +166,22 @@ extension CurlTransport: SyncEventSource {
                 })
                 _ = optimist_curl_set_ptr(h, CURLOPT_HEADERDATA, context)
                 _ = optimist_curl_set_header_fn(h, { data, size, count, ctx in
-                    Unmanaged<StreamSink>.fromOpaque(ctx!).takeUnretainedValue().header(data, size * count, ctx!)
+                    Unmanaged<StreamSink>.fromOpaque(ctx!).takeUnretainedValue().header(data, size * count)
                 })
                 sink.handle = h
-                guard curl_multi_add_handle(multi, h) == CURLM_OK else { return .failed("curl: cannot add the stream's handle") }
+                guard curl_multi_add_handle(multi, h) == CURLM_OK else { return }
                 defer { _ = curl_multi_remove_handle(multi, h) }
                 let wake = MultiHandle(pointer: multi)
-                guard cancellation.onCancel({ _ = curl_multi_wakeup(wake.pointer) }) else { return .ended }
+                guard cancellation.onCancel({ _ = curl_multi_wakeup(wake.pointer) }) else { return }
                 // Before the multi handle goes: no wakeup can be running or come after this.
                 defer { cancellation.onCancel(nil) }
-                var result: CURLcode?
+                // Until the transfer ends (the server closed it, or it failed: either way the
+                // sync opens another after a wait) or the stream is cancelled.
                 while !cancellation.isCancelled {
                     var running: Int32 = 0
-                    let m = curl_multi_perform(multi, &running)
-                    guard m == CURLM_OK else {
-                        return .failed("curl: \(curl_multi_strerror(m).map { String(cString: $0) } ?? "multi error \(m.rawValue)") (\(request.url))")
-                    }
-                    if running == 0 {
-                        var code = CURLE_OK
-                        result = optimist_curl_multi_result(multi, &code) != 0 ? code : CURLE_OK
-                        break
-                    }
-                    if cancellation.isCancelled { break }
+                    guard curl_multi_perform(multi, &running) == CURLM_OK, running > 0, !cancellation.isCancelled else { return }
                     _ = curl_multi_poll(multi, nil, 0, 1_000, nil)
                 }
-                guard let code = result, !cancellation.isCancelled else { return .ended }
-                if code == CURLE_OK {
-                    return sink.answered ? .ended : .failed("the connection closed inside the reply's headers (\(request.url))")
-                }
-                let text = curl_easy_strerror(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
-                return .failed("\(text) (\(request.url))")
             }
         }
     }
@@ -215,7 +201,7 @@ private final class StreamSink {
     var handle: UnsafeMutableRawPointer?
     var contentType: String?
     var retryAfterMs: Int64?
-    /// The head was handed over.
+    /// The head was handed over (before it, no body byte goes to `receive`).
     var answered = false
 
     init(receive: @escaping (SyncStreamPart) -> Void, cancellation: SyncStreamCancellation) {
@@ -231,7 +217,7 @@ private final class StreamSink {
         return n
     }
 
-    func header(_ data: UnsafeMutablePointer<CChar>?, _ n: Int, _ ctx: UnsafeMutableRawPointer) -> Int {
+    func header(_ data: UnsafeMutablePointer<CChar>?, _ n: Int) -> Int {
         guard let data else { return 0 }
         if cancellation.isCancelled { return 0 }
         let line = data.withMemoryRebound(to: UInt8.self, capacity: n) { Array(UnsafeBufferPointer(start: $0, count: n)) }

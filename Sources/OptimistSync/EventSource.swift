@@ -51,14 +51,6 @@ public enum SyncStreamPart: Sendable, Equatable {
     case data([UInt8])
 }
 
-/// How a stream ended.
-public enum SyncStreamEnd: Sendable, Equatable {
-    /// The reply ended: the server closed it, or the stream was cancelled.
-    case ended
-    /// No reply, or a broken one: refused, reset, DNS failure, connect timeout.
-    case failed(String)
-}
-
 /// Stops a stream from another thread: the sync stopping, or the stream's own silence check.
 ///
 /// A transport checks ``isCancelled`` at least about once a second while it waits for bytes,
@@ -118,10 +110,12 @@ public final class SyncStreamCancellation: Sendable {
 /// long as the stream is open. It sends `GET request.url` with the request's headers and
 /// `Accept: text/event-stream`, follows no redirect, gives up connecting after
 /// `connectTimeoutMs`, and has no overall timeout. It calls `receive` on the calling thread:
-/// once with the reply's head, then with the body's bytes as they arrive, until the server
-/// ends the reply, the connection breaks, or `cancellation` is cancelled (which `receive`
-/// itself may do).
+/// once with the reply's head, then with the body's bytes as they arrive, and returns when
+/// the server ended the reply, the connection failed or broke, or `cancellation` was
+/// cancelled (which `receive` itself may do). How it ended needs no saying: the sync opens
+/// another stream after a wait either way, and a stream that never delivered a head counts
+/// as no answer. It must not stop the sync or close the store (that waits for this thread).
 public protocol SyncEventSource: Sendable {
     func openStream(_ request: SyncStreamRequest, cancellation: SyncStreamCancellation,
-                    receive: (SyncStreamPart) -> Void) -> SyncStreamEnd
+                    receive: (SyncStreamPart) -> Void)
 }

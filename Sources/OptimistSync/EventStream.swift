@@ -153,14 +153,14 @@ package final class EventStream: @unchecked Sendable {
                 return (SyncStreamRequest(url: url, headers: headers, connectTimeoutMs: connectTimeoutMs), generation, c)
             }
             guard let (request, used, cancellation) = begun else { return }
-            let (attempt, end) = connect(request, cancellation)
+            let attempt = connect(request, cancellation)
             let stop = monitor.locked { () -> Bool in
                 current = nil
                 return stopping
             }
             if stop { return }
             report(.connecting)
-            switch next(after: attempt, end) {
+            switch next(after: attempt) {
             case .retry(let ms):
                 waitOut(ms)
             case .refused(let reason):
@@ -175,12 +175,12 @@ package final class EventStream: @unchecked Sendable {
     }
 
     /// One stream, from connecting to its end.
-    private func connect(_ request: SyncStreamRequest, _ cancellation: SyncStreamCancellation) -> (Attempt, SyncStreamEnd) {
+    private func connect(_ request: SyncStreamRequest, _ cancellation: SyncStreamCancellation) -> Attempt {
         var a = Attempt()
         var parser = ServerSentEvents()
         // Also bounds a server that accepts the connection and never answers.
         cancellation.cancelAt(monotonicMilliseconds() + timing.silenceMs)
-        let end = source.openStream(request, cancellation: cancellation) { part in
+        source.openStream(request, cancellation: cancellation) { part in
             switch part {
             case .response(let r):
                 guard a.response == nil else { return }
@@ -212,13 +212,13 @@ package final class EventStream: @unchecked Sendable {
                 }
             }
         }
-        return (a, end)
+        return a
     }
 
     private enum Next { case retry(Int64), refused(String) }
 
     /// What to do after a stream ended.
-    private func next(after a: Attempt, _ end: SyncStreamEnd) -> Next {
+    private func next(after a: Attempt) -> Next {
         guard let r = a.response, !a.tooLong else { return .retry(backoff(retryAfterMs: nil)) }
         if a.streaming {
             // A stream that served well for a while starts the backoff from the first wait.

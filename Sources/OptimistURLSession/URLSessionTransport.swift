@@ -80,9 +80,10 @@ extension URLSessionTransport: SyncEventSource {
     /// head must come within `connectTimeoutMs`; after it, the stream has no timeout (the
     /// sync's silence limit watches it).
     public func openStream(_ request: SyncStreamRequest, cancellation: SyncStreamCancellation,
-                           receive: (SyncStreamPart) -> Void) -> SyncStreamEnd {
+                           receive: (SyncStreamPart) -> Void) {
+        // Not an http(s) URL: no answer (the sync tries again after a wait, and polls).
         guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            return .failed("not an http(s) URL: \(request.url)")
+            return
         }
         var r = URLRequest(url: url)
         r.httpMethod = "GET"
@@ -99,11 +100,14 @@ extension URLSessionTransport: SyncEventSource {
         guard cancellation.onCancel({
             task.cancel()
             inbox.wake()
-        }) else { return .ended }
+        }) else { return }
         defer { cancellation.onCancel(nil) }
         task.resume()
         let connectBy = Date().addingTimeInterval(Double(max(1, request.connectTimeoutMs)) / 1000)
         var answered = false
+        // Until the task completed (the server ended the reply, or it failed: either way the
+        // sync opens another stream after a wait), the stream is cancelled, or no head came
+        // in time.
         while true {
             let (parts, done) = inbox.take(waitingUntil: Date().addingTimeInterval(0.25))
             for part in parts {
@@ -111,29 +115,21 @@ extension URLSessionTransport: SyncEventSource {
                 if case .response = part { answered = true }
                 receive(part)
             }
-            if cancellation.isCancelled {
+            if done || cancellation.isCancelled || (!answered && Date() >= connectBy) {
                 task.cancel()
-                return .ended
-            }
-            if let done {
-                if let error = done { return .failed("\(error.localizedDescription) (\(request.url))") }
-                return answered ? .ended : .failed("no HTTP reply (\(request.url))")
-            }
-            if !answered && Date() >= connectBy {
-                task.cancel()
-                return .failed("no reply within \(request.connectTimeoutMs) ms (\(request.url))")
+                return
             }
         }
     }
 }
 
 /// A stream's reply, handed from the session's delegate queue to the stream's thread: parts
-/// in order, then how the task ended.
+/// in order, then the task's end.
 private final class StreamInbox: @unchecked Sendable {
     private let condition = NSCondition()
     private var parts: [SyncStreamPart] = []
-    /// Set once the task completed: its error, if any.
-    private var done: (any Error)??
+    /// The task completed.
+    private var done = false
     private var woken = false
 
     func add(_ part: SyncStreamPart) {
@@ -143,9 +139,9 @@ private final class StreamInbox: @unchecked Sendable {
         condition.unlock()
     }
 
-    func finish(_ error: (any Error)?) {
+    func finish() {
         condition.lock()
-        done = .some(error)
+        done = true
         condition.broadcast()
         condition.unlock()
     }
@@ -157,12 +153,12 @@ private final class StreamInbox: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The parts that arrived and, once the task completed (and every part was taken), its
-    /// end; waits until `deadline` for either.
-    func take(waitingUntil deadline: Date) -> ([SyncStreamPart], (any Error)??) {
+    /// The parts that arrived, and whether the task completed (after them); waits until
+    /// `deadline` for either.
+    func take(waitingUntil deadline: Date) -> ([SyncStreamPart], Bool) {
         condition.lock()
         defer { condition.unlock() }
-        while parts.isEmpty && done == nil && !woken {
+        while parts.isEmpty && !done && !woken {
             if !condition.wait(until: deadline) { break }
         }
         woken = false
@@ -193,7 +189,7 @@ private final class StreamDelegate: NSObject, URLSessionDataDelegate, @unchecked
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        inbox.finish(error)
+        inbox.finish()
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,

@@ -26,7 +26,7 @@ final class StreamingServer: SyncTransport, SyncEventSource, @unchecked Sendable
     func send(_ request: SyncRequest, cancelled: @Sendable () -> Bool) -> SyncReply { inner.send(request, cancelled: cancelled) }
 
     func openStream(_ request: SyncStreamRequest, cancellation: SyncStreamCancellation,
-                    receive: (SyncStreamPart) -> Void) -> SyncStreamEnd {
+                    receive: (SyncStreamPart) -> Void) {
         let (refused, seen) = lock.withLock { _ in
             _streams.append(request)
             return (refusing, pokes)
@@ -34,7 +34,7 @@ final class StreamingServer: SyncTransport, SyncEventSource, @unchecked Sendable
         if refused {
             receive(.response(SyncStreamResponse(status: 401, contentType: "application/json")))
             receive(.data(Array(#"{"error":"token expired"}"#.utf8)))
-            return .ended
+            return
         }
         receive(.response(SyncStreamResponse(status: 200, contentType: "text/event-stream")))
         receive(.data(Array("event: ready\ndata: {}\n\n".utf8)))
@@ -47,7 +47,6 @@ final class StreamingServer: SyncTransport, SyncEventSource, @unchecked Sendable
             }
             usleep(1_000)
         }
-        return .ended
     }
 }
 
