@@ -1061,7 +1061,8 @@ int optimist_query_close(optimist_query *q);
 **     it sends them, become the confirmed state); "rejected" settles it by its policy (rolled
 **     back, or kept as OPTIMIST_FAILED); "retry" puts it back as pending after a backoff.
 **   - PULL: at start (before the first push), after every push round that settled something,
-**     every pull_interval_ms, on optimist_sync_now, and before pushing again after a push whose
+**     on a poke of the event stream (below), every pull_interval_ms while no stream is live,
+**     on optimist_sync_now, and before pushing again after a push whose
 **     answer was lost (the server's recorded outcomes then end what it already applied, which is
 **     never sent twice): the server's changes enter the confirmed state in one atomic step (as
 **     optimist_server_apply), pending mutations are re-applied on top, and the pull cursor is
@@ -1089,6 +1090,21 @@ int optimist_query_close(optimist_query *q);
 **     refused that way ends "rejected" with the server's reason (the error body's "error" text)
 **     as its last error, settled by its policy, and the sync goes on with the rest. Answered
 **     pushes double the batch again, up to max_batch. Other statuses are never narrowed.
+**   - EVENTS: with the built-in transport (and events set, the default), the sync keeps one
+**     stream open beside it, on a thread of its own: GET {url}/events with the sync's headers
+**     and "Accept: text/event-stream" (Server-Sent Events). The server sends "ready" once
+**     connected and "poke" whenever something the user sees changed; each makes the sync pull
+**     at once (after "ready": whatever changed while no stream was open). A poke does not cut
+**     a backoff short (Retry-After stays honoured) nor an "unauthorized" pause. While the
+**     stream is live, the sync does not pull every pull_interval_ms; whenever it is not (no
+**     stream yet, or it failed), it does. A stream that ends, breaks, or brings nothing, not
+**     even a keepalive comment, for 45 s is opened again after a wait of 1 s doubling to 60 s,
+**     with jitter; a server without streams (HTTP 404 or 405, or a 200 that is not
+**     text/event-stream) is asked again after 2.5 to 5 minutes; HTTP 401 or 403 there pauses
+**     the sync in state "unauthorized", as on a push or pull, and the stream is opened again
+**     once optimist_sync_set_headers gives new headers. Pokes only ever trigger pulls: a lost
+**     stream loses nothing. A host transport (optimist_transport) has no stream: the sync
+**     then pulls every pull_interval_ms, as without events.
 **
 ** Every status change the sync makes reaches subscribers (optimist_subscribe) on the sync's
 ** thread: cause OPTIMIST_CAUSE_SYNC when a mutation is handed to the server or given back to
@@ -1124,6 +1140,9 @@ int optimist_query_close(optimist_query *q);
 **
 ** The call may block, up to timeout_ms. The library cannot interrupt it: optimist_sync_stop and
 ** optimist_close wait for it to return, and then ignore its answer (nothing of it is applied).
+**
+** A host transport carries the push and pull requests only, not the event stream (see EVENTS
+** above): a sync over one pulls every pull_interval_ms, whatever events says.
 */
 typedef int (*optimist_transport)(void *ctx, const char *endpoint, const char *url,
                                   const char *body, const char *const *headers,
@@ -1149,9 +1168,14 @@ typedef void (*optimist_sync_listener)(void *ctx, const char *status_json);
 **     optimist_sync_options o = OPTIMIST_SYNC_OPTIONS_INIT;
 **     o.url = "https://sync.example.com";
 **
-** A program built against this header keeps working with later libraries (they read version 1
-** members only); a library older than the header's version refuses the struct with
-** OPTIMIST_MISUSE. This library reads version 1 and nothing else.
+** A program built against this header keeps working with later libraries (they read the members
+** of the struct's version only, and give the later ones their defaults); a library older than
+** the header's version refuses the struct with OPTIMIST_MISUSE. This library reads versions 1
+** and 2.
+**
+** events (version 2; 0 or 1, else OPTIMIST_MISUSE) keeps the event stream open while the sync
+** runs (1, the default) or not (0: the sync pulls every pull_interval_ms only; see EVENTS
+** above). A version 1 struct keeps it open.
 **
 ** Every string and array is borrowed for the call of optimist_sync_start: the library copies
 ** them. transport_ctx and status_ctx must stay valid, and safe to use from the sync's thread,
@@ -1174,11 +1198,14 @@ typedef struct optimist_sync_options {
     void *transport_ctx;            /* passed back to transport */
     optimist_sync_listener on_status; /* NULL: none */
     void *status_ctx;               /* passed back to on_status */
+    /* version 2 */
+    int events;                     /* 1: keep the event stream (GET {url}/events) open;
+                                       0: poll only */
 } optimist_sync_options;
 
-#define OPTIMIST_SYNC_OPTIONS_VERSION 1
+#define OPTIMIST_SYNC_OPTIONS_VERSION 2
 #define OPTIMIST_SYNC_OPTIONS_INIT \
-    { OPTIMIST_SYNC_OPTIONS_VERSION, NULL, NULL, 5000, 100, 10000, 500, 30000, NULL, NULL, NULL, NULL }
+    { OPTIMIST_SYNC_OPTIONS_VERSION, NULL, NULL, 5000, 100, 10000, 500, 30000, NULL, NULL, NULL, NULL, 1 }
 
 /*
 ** HEADERS, wherever a "Name: value" array is taken: each string is split at its first ':', and
@@ -1198,7 +1225,8 @@ typedef struct optimist_sync_options {
 ** does not read, a sync already running on the store, neither a url nor a transport, a url that
 ** is not http:// or https://, a header without ':' or with a bad name or value, max_batch 0,
 ** timeout_ms or backoff_base_ms below 1, backoff_max_ms below backoff_base_ms or above a day,
-** pull_interval_ms negative or above a year: optimist_last_error says which); OPTIMIST_INVALID
+** pull_interval_ms negative or above a year, events neither 0 nor 1: optimist_last_error says
+** which); OPTIMIST_INVALID
 ** (url or a header not UTF-8); OPTIMIST_ERROR (the sync's thread could not start).
 */
 int optimist_sync_start(optimist_store *s, const optimist_sync_options *opts);
@@ -1206,7 +1234,8 @@ int optimist_sync_start(optimist_store *s, const optimist_sync_options *opts);
 /*
 ** Stops the store's sync and returns once its thread has ended: a request in progress is
 ** cancelled (the built-in transport aborts it; a host transport is waited for and its answer
-** ignored), its mutations stay queued as pending, and the status listener hears "stopped".
+** ignored), its mutations stay queued as pending, the event stream is closed (at once, however
+** quiet), and the status listener hears "stopped".
 ** Nothing runs any more, and optimist_outbox_next works again. Called from inside the sync's
 ** callbacks, it asks the sync to stop and returns at once. A store may be synced again with
 ** optimist_sync_start.
@@ -1216,7 +1245,8 @@ int optimist_sync_start(optimist_store *s, const optimist_sync_options *opts);
 int optimist_sync_stop(optimist_store *s);
 
 /*
-** The app's "online again": ends any backoff wait and pushes and pulls at once.
+** The app's "online again": ends any backoff wait and pushes and pulls at once; the event
+** stream, when it waits to reconnect, connects at once too.
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, no sync running).
 */
@@ -1225,7 +1255,8 @@ int optimist_sync_now(optimist_store *s);
 /*
 ** Replaces the headers sent with every request (headers: a NULL-terminated "Name: value" array,
 ** or NULL for none), e.g. after a token refresh; ends an "unauthorized" pause. Takes effect
-** from the sync's next request. The strings are copied.
+** from the sync's next request, and the event stream's next connection (an open stream is kept;
+** one refused with 401 or 403 connects again at once). The strings are copied.
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, no sync running, a header without
 ** ':' or with a bad name or value: the headers in use are then unchanged); OPTIMIST_INVALID (a
@@ -1248,7 +1279,7 @@ int optimist_sync_wait_idle(optimist_store *s, int64_t timeout_ms, int *out_idle
 ** Writes the sync's status to *out_json (free with optimist_free), a JSON object:
 **
 **   {"cursor":"..."|null, "failed":0, "inflight":0, "last_error":"..."|null, "pending":2,
-**    "pulled":5, "pushed":3, "state":"idle"}
+**    "pulled":5, "pushed":3, "state":"idle", "stream":"live"}
 **
 ** state is "idle" (nothing to send), "pushing", "pulling", "backoff", "offline",
 ** "unauthorized", "error" (see the section's introduction) or "stopped" (no sync runs: the
@@ -1256,7 +1287,10 @@ int optimist_sync_wait_idle(optimist_store *s, int64_t timeout_ms, int *out_idle
 ** last failure (null after a success); pending, inflight and failed count the store's
 ** not-yet-ended mutations now; cursor is the persisted pull cursor; pushed (mutations the
 ** server accepted) and pulled (changes received) count since the sync started (0 when none
-** runs).
+** runs). stream is the event stream's state (see EVENTS above): "live" (open, and the server
+** said it is ready: pokes bring pulls, and the interval pull rests), "connecting" (no stream at
+** the moment: connecting, or waiting to try again; the sync pulls at its interval meanwhile)
+** or "off" (no stream is tried: events is 0, a host transport, or no sync runs).
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (NULL or closed store, out_json NULL); OPTIMIST_ERROR
 ** (out of memory).

@@ -109,8 +109,8 @@ func syncHeaders(_ array: UnsafePointer<UnsafePointer<CChar>?>?) throws(Optimist
 /// The options a C caller gave, as `SyncOptions`, and its status listener if any.
 private func syncOptions(_ p: UnsafeRawPointer) throws(OptimistError) -> (SyncOptions, SyncListenerBox?) {
     typealias O = optimist_sync_options
-    _ = try optionsVersion(p, struct: "optimist_sync_options", newest: OPTIMIST_SYNC_OPTIONS_VERSION,
-                           initMacro: "OPTIMIST_SYNC_OPTIONS_INIT")
+    let version = try optionsVersion(p, struct: "optimist_sync_options", newest: OPTIMIST_SYNC_OPTIONS_VERSION,
+                                     initMacro: "OPTIMIST_SYNC_OPTIONS_INIT")
     let url = try optionalText(member(p, \O.url), "url")
     let headers = try syncHeaders(member(p, \O.headers))
     let transport = member(p, \O.transport).map {
@@ -119,13 +119,18 @@ private func syncOptions(_ p: UnsafeRawPointer) throws(OptimistError) -> (SyncOp
     let listener = member(p, \O.on_status).map {
         SyncListenerBox(fn: $0, context: member(p, \O.status_ctx))
     }
-    let options = SyncOptions(
+    var options = SyncOptions(
         url: url, transport: transport, headers: headers,
         pullIntervalMs: member(p, \O.pull_interval_ms),
         maxBatch: Int(member(p, \O.max_batch)),
         timeoutMs: member(p, \O.timeout_ms),
         backoffBaseMs: member(p, \O.backoff_base_ms),
         backoffMaxMs: member(p, \O.backoff_max_ms))
+    if version >= 2 {
+        let events: Int32 = member(p, \O.events)
+        guard events == 0 || events == 1 else { throw .misuse("optimist_sync_options.events must be 0 or 1 (got \(events))") }
+        options.events = events == 1
+    }
     return (options, listener)
 }
 

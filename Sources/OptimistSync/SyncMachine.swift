@@ -8,8 +8,9 @@ import OptimistProtocol
 ///
 /// A step does one exchange with the server (a push or a pull) or says when to come back:
 /// - push first: the due front of the outbox, in send order, at most `maxBatch`;
-/// - then pull: at start, after a push round that settled something, on `syncNow`, every
-///   `pullIntervalMs`, and again at once while the server says `more`;
+/// - then pull: at start, after a push round that settled something, on `syncNow`, on a poke
+///   of the event stream, every `pullIntervalMs` while no stream is live, and again at once
+///   while the server says `more`;
 /// - a failed exchange backs off (exponential, jittered, capped; `Retry-After` honoured);
 ///   401/403 pauses until new headers;
 /// - a push refused whole for its content (400, 413, 422) is narrowed: sent again at once in
@@ -55,6 +56,8 @@ package final class SyncMachine {
     /// The time after an exchange, so the pull interval counts from a pull's end (nil: the
     /// step's `now`, as in tests).
     package var clock: (() -> Int64)?
+    /// The event stream is live: its pokes say when to pull, so the interval does not.
+    package var streamLive = false
 
     package init(store: Store, transport: any SyncTransport, options: SyncOptions, seed: UInt64) {
         self.store = store
@@ -79,6 +82,20 @@ package final class SyncMachine {
         needPull = true
         backoffUntil = .min
         failures = 0
+    }
+
+    /// The server poked the event stream: pull, after any wait the server asked for (unlike
+    /// ``wakeNow()``, a poke must not defeat a `Retry-After`) and not while `unauthorized`.
+    package func requestPull() {
+        needPull = true
+    }
+
+    /// The event stream was refused (HTTP 401 or 403): pause as a refused push or pull does,
+    /// until new headers.
+    package func streamRefused(_ reason: String) {
+        paused = true
+        state = .unauthorized
+        lastError = reason
     }
 
     /// New headers: replaces the old ones and lifts an `unauthorized` pause.
@@ -120,14 +137,15 @@ package final class SyncMachine {
                 push(batch, now: now, cancelled: cancelled)
                 return nil
             }
-            if needPull || (options.pullIntervalMs > 0 && now >= nextPullAt) {
+            let polling = options.pullIntervalMs > 0 && !streamLive
+            if needPull || (polling && now >= nextPullAt) {
                 try pull(now: now, cancelled: cancelled)
                 return nil
             }
             if state == .pushing || state == .pulling { state = .idle }
             let counts = try store.outboxCounts()
             var until: Int64? = counts.nextDueAt.map { max($0, now) }
-            if options.pullIntervalMs > 0 { until = min(until ?? .max, nextPullAt) }
+            if polling { until = min(until ?? .max, nextPullAt) }
             return Wait(until: until)
         } catch {
             // The store refused (closed, or its disk failed): say so and try again later.

@@ -25,6 +25,12 @@ public struct SyncOptions: Sendable {
     public var maxResponseBytes: Int
     /// Ids sent at most in a pull's `unacked` list.
     public var maxUnacked: Int
+    /// Keeps an event stream open to the server (`GET {url}/events`, Server-Sent Events) while
+    /// the sync runs: the server pokes it when something the user sees changed, and the sync
+    /// pulls at once; while it is live, the sync does not pull on ``pullIntervalMs``. Without
+    /// a stream (turned off, a transport that is not a ``SyncEventSource``, a server without
+    /// one, a stream that died) the sync pulls at its interval. Default true.
+    public var events: Bool
     /// Called on the sync's thread with every new status (state, error or counters), from the
     /// first one on; it must return quickly.
     public var onStatus: (@Sendable (SyncStatus) -> Void)?
@@ -37,7 +43,7 @@ public struct SyncOptions: Sendable {
     public init(url: String? = nil, transport: (any SyncTransport)? = nil, headers: [SyncHeader] = [],
                 pullIntervalMs: Int64 = 5_000, maxBatch: Int = 100, timeoutMs: Int64 = 10_000,
                 backoffBaseMs: Int64 = 500, backoffMaxMs: Int64 = 30_000,
-                maxResponseBytes: Int = 64 << 20, maxUnacked: Int = 1_000,
+                maxResponseBytes: Int = 64 << 20, maxUnacked: Int = 1_000, events: Bool = true,
                 onStatus: (@Sendable (SyncStatus) -> Void)? = nil) {
         self.url = url
         self.transport = transport
@@ -49,6 +55,7 @@ public struct SyncOptions: Sendable {
         self.backoffMaxMs = backoffMaxMs
         self.maxResponseBytes = maxResponseBytes
         self.maxUnacked = maxUnacked
+        self.events = events
         self.onStatus = onStatus
     }
 

@@ -9,9 +9,15 @@ import Glibc
 /// Runs a ``SyncMachine`` on a thread of its own, attached to its store.
 ///
 /// The thread steps the machine while there is work and sleeps on a condition variable until
-/// the machine's next time, a queued mutation (``storeDidQueue()``), `syncNow`, new headers
-/// or `stop`. The machine is touched by that thread only; other threads hand it requests
-/// through the monitor. State listeners are called on the sync thread, outside every lock.
+/// the machine's next time, a queued mutation (``storeDidQueue()``), `syncNow`, new headers,
+/// news from the event stream or `stop`. The machine is touched by that thread only; other
+/// threads hand it requests through the monitor. State listeners are called on the sync
+/// thread, outside every lock.
+///
+/// With ``SyncOptions/events`` and a transport that is a ``SyncEventSource``, an
+/// ``EventStream`` runs beside it on a thread of its own: its pokes ask for a pull, its state
+/// joins the status, and its 401 pauses the sync. The sync's thread stops and joins it before
+/// it ends.
 package final class SyncRunner: StoreAttachment, @unchecked Sendable {
     private let store: Store
     private let machine: SyncMachine
@@ -22,6 +28,8 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
     /// detaches itself (it was stopped from its own callbacks and nobody waited).
     private var thread: pthread_t?
     private var selfStopped = false
+    /// The event stream, when the options and the transport allow one.
+    private let stream: EventStream?
 
     // Guarded by `monitor`.
     private var woken = false
@@ -37,6 +45,11 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
     private var last: SyncStatus
     private var listeners: [UInt64: @Sendable (SyncStatus) -> Void] = [:]
     private var nextListener: UInt64 = 1
+    private var streamState: SyncStreamState
+    /// The stream's news for the sync's thread: a poke, a refusal, a new state.
+    private var poked = false
+    private var streamRefusal: String?
+    private var streamChanged = false
 
     /// Attaches a sync to `store` and starts its thread.
     ///
@@ -45,7 +58,12 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
                               clock: @escaping @Sendable () -> Int64 = monotonicMilliseconds) throws(OptimistError) -> SyncRunner {
         let options = try options.validated()
         var g = SystemRandomNumberGenerator()
-        let runner = SyncRunner(store: store, machine: SyncMachine(store: store, transport: transport, options: options, seed: g.next()), clock: clock)
+        let stream = (options.events ? transport as? any SyncEventSource : nil).map { source in
+            EventStream(source: source, url: options.url.map { "\($0)/events" } ?? "", headers: options.headers,
+                        connectTimeoutMs: options.timeoutMs, seed: g.next())
+        }
+        let runner = SyncRunner(store: store, machine: SyncMachine(store: store, transport: transport, options: options, seed: g.next()),
+                                stream: stream, clock: clock)
         // Before the thread starts, so the listener hears every status from the first.
         if let f = options.onStatus { _ = runner.addListener(f) }
         try store.attach(runner)
@@ -65,14 +83,22 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
             store.detach(runner)
             throw .internal("cannot start the sync thread")
         }
+        // After the sync's thread, which joins it when it ends (a stop that came first makes
+        // the start a no-op). Without its thread the sync just polls.
+        if let stream, !stream.start(runner.streamHandlers()) {
+            runner.streamDidChange(.off)
+        }
         return runner
     }
 
-    private init(store: Store, machine: SyncMachine, clock: @escaping @Sendable () -> Int64) {
+    private init(store: Store, machine: SyncMachine, stream: EventStream?, clock: @escaping @Sendable () -> Int64) {
         self.store = store
         self.machine = machine
+        self.stream = stream
         self.clock = clock
+        streamState = stream == nil ? .off : .connecting
         last = machine.status()
+        last.stream = streamState
         // `pushing` and `pulling` are published as an exchange begins, not only after it.
         machine.willExchange = { [unowned self] in self.publish(idle: false) }
         machine.clock = clock
@@ -91,18 +117,23 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
 
     package func storeWillClose() { stop() }
 
-    /// Pull and push at once, forgetting any backoff.
+    /// Pull and push at once, forgetting any backoff; the event stream's too.
     package func syncNow() {
         monitor.locked {
             nowRequested = true
             idle = false
             monitor.broadcast()
         }
+        stream?.wake()
     }
 
-    /// Replaces the headers sent with every request; lifts an `unauthorized` pause.
+    /// Replaces the headers sent with every request (the event stream's next connection's
+    /// too); lifts an `unauthorized` pause.
     package func setHeaders(_ headers: [SyncHeader]) throws(OptimistError) {
         for h in headers { try SyncHeader.check(h) }
+        // The stream's first: a refusal it reports for the old headers then reaches the
+        // monitor before the new headers do, and they lift it (see EventStream.Handlers).
+        stream?.setHeaders(headers)
         monitor.locked {
             newHeaders = headers
             monitor.broadcast()
@@ -147,9 +178,14 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
         }
     }
 
-    /// The status now: the last step's state and counters, the store's current counts.
+    /// The status now: the last step's state and counters, the store's current counts, the
+    /// stream's state.
     package var status: SyncStatus {
-        var s = monitor.locked { last }
+        var s = monitor.locked { () -> SyncStatus in
+            var s = last
+            s.stream = streamState
+            return s
+        }
         if let counts = try? store.outboxCounts() {
             s.pending = counts.pending
             s.inflight = counts.inflight
@@ -173,21 +209,58 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
         monitor.locked { _ = listeners.removeValue(forKey: id) }
     }
 
+    // MARK: The event stream (its thread)
+
+    private func streamHandlers() -> EventStream.Handlers {
+        // Unowned: the sync's thread, which holds the runner, joins the stream's thread first.
+        EventStream.Handlers(
+            onPoke: { [unowned self] in
+                monitor.locked {
+                    poked = true
+                    idle = false
+                    monitor.broadcast()
+                }
+            },
+            onState: { [unowned self] in streamDidChange($0) },
+            onRefused: { [unowned self] reason in
+                monitor.locked {
+                    streamRefusal = reason
+                    monitor.broadcast()
+                }
+            })
+    }
+
+    /// The stream's new state, published by the sync's thread (listeners are called there).
+    private func streamDidChange(_ state: SyncStreamState) {
+        monitor.locked {
+            streamState = state
+            streamChanged = true
+            monitor.broadcast()
+        }
+    }
+
     // MARK: The thread
 
     private func run() {
         let isStopping: @Sendable () -> Bool = { [self] in stopping.load(ordering: .acquiring) }
         while !isStopping() {
-            let (now, headers) = monitor.locked { () -> (Bool, [SyncHeader]?) in
+            let (now, headers, poke, refusal, live) = monitor.locked { () -> (Bool, [SyncHeader]?, Bool, String?, Bool) in
                 defer {
                     woken = false
                     nowRequested = false
                     newHeaders = nil
+                    poked = false
+                    streamRefusal = nil
+                    streamChanged = false
                 }
-                return (nowRequested, newHeaders)
+                return (nowRequested, newHeaders, poked, streamRefusal, streamState == .live)
             }
             if now { machine.wakeNow() }
+            if poke { machine.requestPull() }
+            // Before the headers: headers set after the refusal lift it.
+            if let refusal { machine.streamRefused(refusal) }
             if let headers { machine.setHeaders(headers) }
+            machine.streamLive = live
 
             let wait = machine.step(now: clock(), cancelled: isStopping)
             // Idle after any step: a pull slower than the pull interval is followed by another
@@ -196,7 +269,8 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
             publish(idle: machine.isIdle(), ifQueued: generation)
             guard let wait else { continue }
             monitor.locked {
-                guard !woken && !nowRequested && newHeaders == nil && !isStopping() else { return }
+                guard !woken && !nowRequested && newHeaders == nil && !poked && streamRefusal == nil && !streamChanged
+                      && !isStopping() else { return }
                 if let until = wait.until {
                     let ms = until - clock()
                     if ms > 0 { monitor.wait(milliseconds: Int(min(ms, 60_000))) }
@@ -205,9 +279,13 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
                 }
             }
         }
+        // Before the last status: no stream handler runs after it.
+        stream?.stop()
         var final = machine.status()
         final.state = .stopped
+        final.stream = .off
         let calls: [@Sendable (SyncStatus) -> Void] = monitor.locked {
+            streamState = .off
             stoppedState = true
             idle = false
             last = final
@@ -231,8 +309,9 @@ package final class SyncRunner: StoreAttachment, @unchecked Sendable {
 
     /// Records the machine's status for readers and tells the listeners when it changed.
     private func publish(idle nowIdle: Bool, ifQueued generation: UInt64? = nil) {
-        let s = machine.status()
+        var s = machine.status()
         let calls: [@Sendable (SyncStatus) -> Void] = monitor.locked {
+            s.stream = streamState
             if generation == nil || generation == queued { idle = nowIdle }
             if idle { monitor.broadcast() }
             guard s != last else { return [] }

@@ -22,6 +22,22 @@ public enum SyncState: String, Sendable, CaseIterable, CustomStringConvertible {
     public var description: String { rawValue }
 }
 
+/// The sync's event stream (`GET {url}/events`, see ``SyncOptions/events``).
+public enum SyncStreamState: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// No stream is tried: turned off (``SyncOptions/events``), a transport that cannot hold
+    /// one (a C host's callback), or no sync running. The sync polls at its interval.
+    case off
+    /// No stream at the moment: connecting, or waiting to try again (the connection failed or
+    /// ended, the server has no stream, or it answered 401 or 403 and new headers are awaited).
+    /// The sync polls at its interval meanwhile.
+    case connecting
+    /// The stream is open and the server said it is ready: a change the server pokes about is
+    /// pulled at once, and the sync does not pull on its interval.
+    case live
+
+    public var description: String { rawValue }
+}
+
 /// A snapshot of the sync: its state, the last error and counters.
 public struct SyncStatus: Sendable, Equatable {
     public var state: SyncState
@@ -37,9 +53,11 @@ public struct SyncStatus: Sendable, Equatable {
     public var pushed: Int
     /// Changes received by pulls (this sync's life).
     public var pulled: Int
+    /// The event stream's state.
+    public var stream: SyncStreamState
 
     public init(state: SyncState, lastError: String? = nil, pending: Int = 0, inflight: Int = 0, failed: Int = 0,
-                cursor: String? = nil, pushed: Int = 0, pulled: Int = 0) {
+                cursor: String? = nil, pushed: Int = 0, pulled: Int = 0, stream: SyncStreamState = .off) {
         self.state = state
         self.lastError = lastError
         self.pending = pending
@@ -48,10 +66,11 @@ public struct SyncStatus: Sendable, Equatable {
         self.cursor = cursor
         self.pushed = pushed
         self.pulled = pulled
+        self.stream = stream
     }
 
     /// The status as a JSON object (the form C and Python read): `state`, `last_error`,
-    /// `pending`, `inflight`, `failed`, `cursor`, `pushed`, `pulled`.
+    /// `pending`, `inflight`, `failed`, `cursor`, `pushed`, `pulled`, `stream`.
     public var json: JSON {
         [
             "state": .string(state.rawValue),
@@ -62,6 +81,7 @@ public struct SyncStatus: Sendable, Equatable {
             "cursor": cursor.map(JSON.string) ?? .null,
             "pushed": .number(Double(pushed)),
             "pulled": .number(Double(pulled)),
+            "stream": .string(stream.rawValue),
         ]
     }
 }

@@ -22,7 +22,7 @@ _Static_assert(OPTIMIST_CAUSE_FAIL == 5 && OPTIMIST_CAUSE_RETRY == 6, "causes");
 _Static_assert(OPTIMIST_CAUSE_SYNC == 7, "causes");
 _Static_assert(OPTIMIST_RECORD_CONFIRMED == 0 && OPTIMIST_RECORD_PENDING == 1 && OPTIMIST_RECORD_FAILED == 2,
                "record status");
-_Static_assert(OPTIMIST_SYNC_OPTIONS_VERSION == 1, "sync options version");
+_Static_assert(OPTIMIST_SYNC_OPTIONS_VERSION == 2, "sync options version");
 
 static void listener(void *ctx, const optimist_change *changes, size_t n) {
     (void)ctx; (void)changes; (void)n;
@@ -48,7 +48,8 @@ int main(void) {
     o.transport = transport;
     o.on_status = on_status;
     if (o.version != OPTIMIST_SYNC_OPTIONS_VERSION || o.url != NULL || o.pull_interval_ms != 5000 ||
-        o.max_batch != 100 || o.timeout_ms != 10000 || o.backoff_base_ms != 500 || o.backoff_max_ms != 30000) {
+        o.max_batch != 100 || o.timeout_ms != 10000 || o.backoff_base_ms != 500 || o.backoff_max_ms != 30000 ||
+        o.events != 1) {
         fprintf(stderr, "OPTIMIST_SYNC_OPTIONS_INIT has the wrong defaults\n");
         return 1;
     }

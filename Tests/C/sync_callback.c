@@ -36,7 +36,8 @@ _Static_assert(offsetof(optimist_sync_options, transport) == 64, "optimist_sync_
 _Static_assert(offsetof(optimist_sync_options, transport_ctx) == 72, "optimist_sync_options layout");
 _Static_assert(offsetof(optimist_sync_options, on_status) == 80, "optimist_sync_options layout");
 _Static_assert(offsetof(optimist_sync_options, status_ctx) == 88, "optimist_sync_options layout");
-_Static_assert(sizeof(optimist_sync_options) == 96, "optimist_sync_options layout");
+_Static_assert(offsetof(optimist_sync_options, events) == 96, "optimist_sync_options layout");
+_Static_assert(sizeof(optimist_sync_options) == 104, "optimist_sync_options layout");
 #endif
 
 /* ---- the host: a transport callback over the fake server ---------------------------------- */
@@ -674,7 +675,7 @@ static void misuse(void) {
     struct {
         const char *what;
         optimist_sync_options o;
-    } bad[9];
+    } bad[10];
     int nbad = (int)(sizeof bad / sizeof bad[0]);
     for (int i = 0; i < nbad; i++) bad[i].o = options_for(h, NULL);
     bad[0].what = "max_batch 0", bad[0].o.max_batch = 0;
@@ -688,6 +689,7 @@ static void misuse(void) {
     bad[6].what = "pull interval INT64_MAX", bad[6].o.pull_interval_ms = INT64_MAX;
     bad[7].what = "backoff cap INT64_MAX", bad[7].o.backoff_max_ms = INT64_MAX;
     bad[8].what = "backoff base over a day", bad[8].o.backoff_base_ms = 86400001, bad[8].o.backoff_max_ms = 86400001;
+    bad[9].what = "events 2", bad[9].o.events = 2;
     for (int i = 0; i < nbad; i++) {
         int rc = optimist_sync_start(s, &bad[i].o);
         if (rc != OPTIMIST_MISUSE || optimist_last_error()[0] == '\0') {
@@ -705,8 +707,17 @@ static void misuse(void) {
     CHECK_OK(optimist_sync_status(s, &json));
     CHECK(status_has_state(json, "stopped"));
     CHECK(json && strstr(json, "\"pushed\":0") && strstr(json, "\"cursor\":null"));
+    CHECK(json && strstr(json, "\"stream\":\"off\""));
     optimist_free(json);
     json = NULL;
+
+    /* a version 1 struct (a program built before events): it starts, and events, past its
+       end, is not read */
+    o = options_for(h, NULL);
+    o.version = 1;
+    o.events = 7;
+    CHECK_OK(optimist_sync_start(s, &o));
+    CHECK_OK(optimist_sync_stop(s));
 
     /* a transport and no URL is fine, and so is "" with one */
     o = options_for(h, NULL);

@@ -67,6 +67,9 @@ final class FakeServer: SyncTransport, @unchecked Sendable {
         }
     }
     var requestCount: Int { lock.withLock { _ in requests.count } }
+    var pullCount: Int { lock.withLock { _ in requests.filter { $0.endpoint == .pull }.count } }
+    /// Adds a fault for a later request, while the sync runs (under the server's lock).
+    func scheduleFault(_ fault: Fault) { lock.withLock { _ in faults.append(fault) } }
 
     private func write(_ c: String, _ k: String, _ v: Record?) {
         seq += 1

@@ -36,7 +36,7 @@ SIGNATURES = {
     # The sync's options as docs/sync.md and docs/python-guide.md ("Sync") give them: the URL,
     # headers, pull interval, batch size and timeout, then the transport, listener and backoff.
     "sync_start": "(self, url=None, *, headers=None, pull_interval_ms=5000, max_batch=100, timeout_ms=10000, "
-                  "transport=None, on_status=None, backoff_base_ms=500, backoff_max_ms=30000)",
+                  "transport=None, on_status=None, backoff_base_ms=500, backoff_max_ms=30000, events=True)",
     "sync_stop": "(self)",
     "sync_now": "(self)",
     "sync_set_headers": "(self, headers)",

@@ -179,7 +179,7 @@ def test_sync_options_layout():
         "unsigned int": ctypes.c_uint, "const char *": ctypes.c_char_p,
         "const char *const *": ctypes.POINTER(ctypes.c_char_p), "int64_t": ctypes.c_int64,
         "uint32_t": ctypes.c_uint32, "optimist_transport": _ffi.TRANSPORT, "void *": ctypes.c_void_p,
-        "optimist_sync_listener": _ffi.SYNC_LISTENER,
+        "optimist_sync_listener": _ffi.SYNC_LISTENER, "int": ctypes.c_int,
     }
     for member, (name, ctype) in zip(members, _ffi.SyncOptions._fields_):
         t = re.sub(r"\s*\b\w+$", "", member)
@@ -189,11 +189,12 @@ def test_sync_options_layout():
     assert init
     values = [v.strip() for v in init.group(1).split(",")]
     assert values[3:8] == ["5000", "100", "10000", "500", "30000"]
+    assert values[12] == "1"  # events
     import inspect
     import optimist
     defaults = inspect.signature(optimist.Store.sync_start).parameters
     assert [defaults[n].default for n in ("pull_interval_ms", "max_batch", "timeout_ms", "backoff_base_ms",
-                                          "backoff_max_ms")] == [5000, 100, 10000, 500, 30000]
+                                          "backoff_max_ms", "events")] == [5000, 100, 10000, 500, 30000, True]
 
 
 def struct_members(name):

@@ -144,11 +144,11 @@ class MutateOptions(Structure):
 
 
 #: ``OPTIMIST_SYNC_OPTIONS_VERSION``: the members :class:`SyncOptions` has.
-SYNC_OPTIONS_VERSION = 1
+SYNC_OPTIONS_VERSION = 2
 
 
 class SyncOptions(Structure):
-    """``optimist_sync_options`` (version 1), passed by reference to ``optimist_sync_start``.
+    """``optimist_sync_options`` (version 2), passed by reference to ``optimist_sync_start``.
     Strings and arrays are borrowed for that call only (the library copies them)."""
 
     _fields_ = [
@@ -164,6 +164,7 @@ class SyncOptions(Structure):
         ("transport_ctx", c_void_p),
         ("on_status", SYNC_LISTENER),
         ("status_ctx", c_void_p),
+        ("events", c_int),
     ]
 
 

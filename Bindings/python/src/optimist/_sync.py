@@ -280,7 +280,7 @@ class SyncMixin:
     def sync_start(self, url: Optional[str] = None, *, headers: Optional[Mapping[str, str]] = None,
                    pull_interval_ms: int = 5000, max_batch: int = 100, timeout_ms: int = 10000,
                    transport: Optional[Transport] = None, on_status: Optional[StatusCallback] = None,
-                   backoff_base_ms: int = 500, backoff_max_ms: int = 30000) -> None:
+                   backoff_base_ms: int = 500, backoff_max_ms: int = 30000, events: bool = True) -> None:
         """Starts the background sync: a thread of the library pushes the store's pending
         mutations to ``{url}/push`` in id order and pulls server changes from ``{url}/pull``
         (wire protocol version 2), until :meth:`sync_stop` or :meth:`close`. One sync per
@@ -295,7 +295,8 @@ class SyncMixin:
             headers: sent with every request, e.g. ``{"Authorization": "Bearer …"}``;
                 replace them with :meth:`sync_set_headers`.
             pull_interval_ms: how often to pull when nothing else happens; 0: only at start,
-                after pushes and on :meth:`sync_now`.
+                after pushes and on :meth:`sync_now`. While the event stream is live (see
+                ``events``) the sync does not pull on the interval.
             max_batch: the most mutations one push carries.
             timeout_ms: a request's timeout (handed to ``transport`` as ``timeout_ms``).
             transport: your own HTTP stack instead of the built-in one:
@@ -315,13 +316,23 @@ class SyncMixin:
                 ``"stopped"``. An exception it raises is logged to the ``optimist`` logger.
             backoff_base_ms, backoff_max_ms: the first wait after a failed request (doubled
                 per failure, with jitter) and its cap.
+            events: keep an event stream open to the server (``GET {url}/events``,
+                Server-Sent Events) while the sync runs: the server pokes it when something
+                changed and the sync pulls at once. A stream that fails is reconnected with
+                backoff, and the sync pulls every ``pull_interval_ms`` meanwhile; a 401 or 403
+                there is state ``"unauthorized"`` until :meth:`sync_set_headers`. False: poll
+                only. A ``transport`` has no stream: the sync then only polls, whatever this
+                says.
 
         Raises:
             MisuseError: a sync already runs on the store, the store is closed, there is
                 neither ``url`` nor ``transport``, the URL is not ``http(s)://``, or an
                 option is out of range (a bad header name, ``max_batch`` 0, …).
-            TypeError: ``headers`` is not a dict of str, or a callback is not callable.
+            TypeError: ``headers`` is not a dict of str, a callback is not callable, or
+                ``events`` is not a bool.
         """
+        if not isinstance(events, bool):
+            raise TypeError(f"events must be a bool, not {type(events).__name__}")
         if transport is not None and not callable(transport):
             raise TypeError("transport must be callable")
         if on_status is not None and not callable(on_status):
@@ -339,6 +350,7 @@ class SyncMixin:
         opts.timeout_ms = _int_arg(timeout_ms, "timeout_ms", 1, _I64_MAX)
         opts.backoff_base_ms = _int_arg(backoff_base_ms, "backoff_base_ms", 1, _I64_MAX)
         opts.backoff_max_ms = _int_arg(backoff_max_ms, "backoff_max_ms", 1, _I64_MAX)
+        opts.events = 1 if events else 0
         if transport is not None:
             opts.transport = TRANSPORT_THUNK
             opts.transport_ctx = ctx.token
@@ -474,7 +486,11 @@ class SyncMixin:
         - ``pending``, ``inflight``, ``failed``: not-yet-ended mutations by status;
         - ``cursor``: the pull cursor kept with the store (None before the first pull);
         - ``pushed``, ``pulled``: mutations the server accepted and changes pulled, in this
-          sync's life.
+          sync's life;
+        - ``stream``: the event stream (see :meth:`sync_start`'s ``events``): ``"live"``
+          (open and ready: pokes bring pulls), ``"connecting"`` (none at the moment:
+          connecting or waiting to try again; the sync polls meanwhile) or ``"off"`` (none is
+          tried: turned off, a ``transport``, or no sync runs).
 
         Raises:
             MisuseError: the store is closed.
