@@ -386,7 +386,9 @@ class FaultProxy:
             with self._lock:
                 self._conn_no += 1
                 no = self._conn_no
-                refusing = time.monotonic() < self._refuse_until or self._mode["mode"] == "refuse"
+                # A refusal limited to some endpoints must read the request to know its path.
+                refusing = time.monotonic() < self._refuse_until or (
+                    self._mode["mode"] == "refuse" and not self._mode.get("endpoints"))
                 if refusing:
                     close = self._mode.get("close", "any")
                     rst = close == "rst" or (close == "any" and self._rng.random() < 0.5)
