@@ -116,19 +116,22 @@ def bench_realtime(url_a, url_b, n, label):
             "max_ms": max(lat), "mean_ms": statistics.fmean(lat)}
 
 
-def bench_throughput(url, users, per_user, label):
+def bench_throughput(url, users, per_user, label, shared=True):
+    """shared=False: every mutation in the user's own space (the shape a server without shared
+    spaces can run, for a before/after)."""
     stores = [optimist.Store() for _ in range(users)]
     names = [f"u{i:02d}" for i in range(users)]
     try:
         for s, u in zip(stores, names):
             s.sync_start(url, headers=auth(u), pull_interval_ms=60_000, max_batch=100)
-        owner = stores[0]
-        made = owner.mutate([put("team/$members", names[0], {"role": "owner"})] +
-                            [put("team/$members", u, {"role": "writer"}) for u in names[1:]])
-        assert wait_for(lambda: owner.status(made) == "committed"), owner.sync_status()
-        for s in stores:
-            s.sync_now()
-        assert wait_for(lambda: all(s.get("team/$members", u) is not None for s, u in zip(stores, names)), 120)
+        if shared:
+            owner = stores[0]
+            made = owner.mutate([put("team/$members", names[0], {"role": "owner"})] +
+                                [put("team/$members", u, {"role": "writer"}) for u in names[1:]])
+            assert wait_for(lambda: owner.status(made) == "committed"), owner.sync_status()
+            for s in stores:
+                s.sync_now()
+            assert wait_for(lambda: all(s.get("team/$members", u) is not None for s, u in zip(stores, names)), 120)
         for s in stores:
             assert s.sync_wait_idle(60), s.sync_status()
         t0 = time.perf_counter()
@@ -136,7 +139,7 @@ def bench_throughput(url, users, per_user, label):
 
         def run(s, u):
             for i in range(per_user):
-                coll = "team/log" if i % 2 else "own"
+                coll = "team/log" if shared and i % 2 else "own"
                 s.mutate([put(coll, f"{u}-{i:05d}", {"by": u, "i": i})])
 
         for s, u in zip(stores, names):
@@ -152,7 +155,7 @@ def bench_throughput(url, users, per_user, label):
         for s in stores:
             s.close()
     total = users * per_user
-    return {"section": "throughput", "setup": label, "users": users, "per_user": per_user, "n": total,
+    return {"section": "throughput", "setup": label, "shared": shared, "users": users, "per_user": per_user, "n": total,
             "mutations_per_s": total / (t1 - t0), "seconds": t1 - t0}
 
 
@@ -193,6 +196,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", default="realtime,throughput,burst")
+    ap.add_argument("--private-only", action="store_true",
+                    help="throughput without the shared space (runs on a server without shared spaces)")
     a = ap.parse_args()
     only = set(a.only.split(","))
     n_rt, per_user, n_burst = (50, 100, 2_000) if a.quick else (200, 500, 10_000)
@@ -224,7 +229,7 @@ def main():
                 say(f"throughput postgres, run {run + 1}")
                 s = Server(a.server, fresh_pg(a.pg, f"bench_tp_{run}"), work, tokens)
                 try:
-                    out = bench_throughput(s.url, users, per_user, "postgres")
+                    out = bench_throughput(s.url, users, per_user, "postgres", shared=not a.private_only)
                     out["run"] = run
                     print(json.dumps(out), flush=True)
                 finally:
