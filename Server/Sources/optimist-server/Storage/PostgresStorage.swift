@@ -41,6 +41,9 @@ final class PostgresStorage: Storage {
             try await leased(waitingAtMost: .seconds(30), deadline: false) { [self] conn in
                 try await self.transaction(conn, begin: "BEGIN") {
                     try await conn.query("SELECT pg_advisory_xact_lock(7262011)", logger: logger)
+                    // A migration copies whole tables (version 3): no statement timeout of the
+                    // pool's may cut it short and leave the server unable to start.
+                    try await conn.query("SET LOCAL statement_timeout = 0", logger: logger)
                     try await conn.query("CREATE TABLE IF NOT EXISTS optimist_schema (version INTEGER NOT NULL)", logger: logger)
                     var version: Int32 = 0
                     for try await v in try await conn.query("SELECT max(version) FROM optimist_schema", logger: logger).decode(Int32?.self) {
