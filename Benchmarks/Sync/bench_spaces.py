@@ -22,40 +22,21 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
-import uuid
 
 import optimist
 from optimist import put
 
-
-def say(*a):
-    print("==", *a, file=sys.stderr, flush=True)
-
-
-def pct(values, p):
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+# The same directory's sync benchmarks: their server wrapper and figures.
+import bench_sync
+from bench_sync import pct, say
 
 
-class Server:
+class Server(bench_sync.Server):
     def __init__(self, binary, db, workdir, tokens):
-        self.log = open(os.path.join(workdir, f"server-{uuid.uuid4().hex[:6]}.log"), "ab")
-        self.proc = subprocess.Popen([binary, "--port", "0", "--db", db, "--tokens", tokens],
-                                     stdout=subprocess.PIPE, stderr=self.log)
-        line = self.proc.stdout.readline().decode()
-        if not line.startswith("listening on "):
-            raise SystemExit(f"optimist-server did not start: {line!r}")
-        self.url = line.split()[-1].strip()
-        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
-        self.log.close()
+        super().__init__(binary, db, workdir, "--tokens", tokens)
 
 
 def auth(user):

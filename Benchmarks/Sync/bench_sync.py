@@ -37,9 +37,9 @@ def pct(values, p):
 
 
 class Server:
-    def __init__(self, binary, db, workdir):
+    def __init__(self, binary, db, workdir, *args):
         self.log = open(os.path.join(workdir, "server.log"), "ab")
-        self.proc = subprocess.Popen([binary, "--port", "0", "--db", db], stdout=subprocess.PIPE, stderr=self.log)
+        self.proc = subprocess.Popen([binary, "--port", "0", "--db", db, *args], stdout=subprocess.PIPE, stderr=self.log)
         line = self.proc.stdout.readline().decode()
         if not line.startswith("listening on "):
             raise SystemExit(f"optimist-server did not start: {line!r}")

@@ -118,6 +118,16 @@ class Server:
         return out
 
 
+def wait_for(predicate, timeout_s=20):
+    """Polls `predicate` until it holds or `timeout_s` passes; returns its last answer."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def db_url(request, tmp_path):
     if request.param == "sqlite":

@@ -15,7 +15,7 @@ import time
 import pytest
 
 import optimist
-from conftest import Server
+from conftest import Server, wait_for
 
 SECRET = b"the e2e suite's HS256 secret, longer than 32 bytes"
 
@@ -38,21 +38,13 @@ def jwt_server(db_url, tmp_path):
     s.stop()
 
 
-def wait_for(predicate, timeout_s=10):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
-
 
 def test_expired_token_pauses_the_sync_and_a_fresh_one_sends_everything(jwt_server):
     store = optimist.Store()
     try:
         first = store.mutate([optimist.put("notes", "a", {"n": 1})])
         store.sync_start(jwt_server.url, headers={"Authorization": f"Bearer {jwt('alice', -10)}"}, pull_interval_ms=100)
-        assert wait_for(lambda: store.sync_status()["state"] == "unauthorized"), store.sync_status()
+        assert wait_for(lambda: store.sync_status()["state"] == "unauthorized", 10), store.sync_status()
         assert "expired" in (store.sync_status()["last_error"] or ""), store.sync_status()
         # Refused, not failed: the mutations stay pending and visible, and more can be made.
         second = store.mutate([optimist.put("notes", "b", {"n": 2})])

@@ -5,12 +5,11 @@ it), and a protocol 1 client goes on beside them. On PostgreSQL, the users talk 
 processes on one database."""
 
 import json
-import time
 import uuid
 import urllib.request
 
 import optimist
-from conftest import Server
+from conftest import Server, wait_for
 
 USERS = ("alice", "bob", "carol", "dave")
 OPTS = dict(pull_interval_ms=100, backoff_base_ms=20, backoff_max_ms=200)
@@ -28,14 +27,6 @@ def start_servers(db_url, tmp_path):
     second = Server(db_url, tmp_path / "server-b.log", "--tokens", str(tokens)) if db_url.startswith("postgres") else first
     return first, second
 
-
-def wait_for(predicate, timeout_s=20):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def device(server, user):

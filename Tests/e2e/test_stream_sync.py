@@ -4,22 +4,13 @@ a stream the proxy cuts (and refuses for a while) reconnects and nothing is lost
 proxy never lets through leaves the interval pull to carry the changes."""
 
 import json
-import time
 
 import optimist
-from conftest import Server
+from conftest import Server, wait_for
 from faultproxy import FaultProxy
 
 HOUR_MS = 3_600_000
 
-
-def wait_for(predicate, timeout_s=20):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
 
 
 def room_server(db_url, tmp_path):
@@ -37,6 +28,14 @@ def open_room(server_url, bob_url, bob_pull_interval_ms):
     bob.sync_start(bob_url, headers={"Authorization": "Bearer tok-bob"}, pull_interval_ms=bob_pull_interval_ms)
     assert wait_for(lambda: bob.get("room/$members", "bob") is not None), bob.sync_status()
     return alice, bob
+
+
+def close_all(alice, bob, proxy, server):
+    for s in (alice, bob):
+        if s:
+            s.close()
+    proxy.close()
+    server.stop()
 
 
 def say(alice, key):
@@ -66,11 +65,7 @@ def test_a_poke_carries_changes_and_a_cut_stream_reconnects_losing_nothing(db_ur
         assert wait_for(lambda: bob.get("room/messages", "5") is not None, 10), bob.sync_status()
         assert [k for k, _ in bob.scan("room/messages")] == ["1", "2", "3", "4", "5"]
     finally:
-        for s in (alice, bob):
-            if s:
-                s.close()
-        proxy.close()
-        server.stop()
+        close_all(alice, bob, proxy, server)
 
 
 def test_without_a_stream_the_interval_pull_carries_changes(db_url, tmp_path):
@@ -86,8 +81,4 @@ def test_without_a_stream_the_interval_pull_carries_changes(db_url, tmp_path):
         assert bob.sync_status().get("stream") != "live"
         assert proxy.open_streams() == 0
     finally:
-        for s in (alice, bob):
-            if s:
-                s.close()
-        proxy.close()
-        server.stop()
+        close_all(alice, bob, proxy, server)

@@ -292,9 +292,7 @@ private struct PushSession {
             for op in m.ops {
                 let id = recordID(op)
                 refs.insert(id)
-                if let name = id.space.sharedName {
-                    refs.insert(RecordID(space: id.space, coll: Key(SpaceName.membersCollection(of: name)), key: Key(user)))
-                }
+                if let membership = membership(in: id.space) { refs.insert(membership) }
             }
         }
         let list = Array(refs)
@@ -320,6 +318,11 @@ private struct PushSession {
     }
 
     private func recordID(_ op: Op) -> RecordID { RecordID(space: space(of: op), coll: op.collection, key: op.key) }
+
+    /// The author's members record of a shared space (nil for a private space).
+    private func membership(in space: SpaceID) -> RecordID? {
+        space.sharedName.map { RecordID(space: space, coll: Key(SpaceName.membersCollection(of: $0)), key: Key(user)) }
+    }
 
     /// One mutation's answer: applied (now or before), with the absolute ops of the records it
     /// touched as they are now; or rejected.
@@ -432,8 +435,8 @@ private struct PushSession {
         for (id, _) in plan where id.space.isShared && !touched.contains(id.space) { touched.append(id.space) }
         for space in touched {
             let name = space.sharedName!
-            let membersColl = Key(SpaceName.membersCollection(of: name))
-            let mine = RecordID(space: space, coll: membersColl, key: Key(user))
+            let mine = membership(in: space)!
+            let membersColl = mine.coll
             var writes = [SpaceRules.Write]()
             for (id, new) in plan where id.space == space {
                 let isMember = id.coll == membersColl
@@ -512,10 +515,7 @@ private struct PushSession {
         for op in ops {
             let id = recordID(op)
             guard seen.insert(id).inserted else { continue }
-            if let name = id.space.sharedName {
-                let membership = RecordID(space: id.space, coll: Key(SpaceName.membersCollection(of: name)), key: Key(user))
-                if SpaceRole.of(try await load(membership).value) == nil { return nil }
-            }
+            if let membership = membership(in: id.space), SpaceRole.of(try await load(membership).value) == nil { return nil }
             out.append(absoluteOp(id, try await load(id).value))
         }
         return out
