@@ -49,6 +49,7 @@ import bisect
 import collections
 import json
 import random
+import select
 import socket
 import threading
 import time
@@ -634,12 +635,18 @@ class FaultProxy:
         self._count("streams")
         try:
             up.sendall(req.raw)
+            # Both ends are watched: a client that goes away (killed) ends the relay at once,
+            # not at the server's next keepalive, so the proxy quiesces when its clients do.
             while not self._closing.is_set():
-                data = up.recv(CHUNK)
-                if not data:
+                readable, _, _ = select.select([client, up], [], [], 0.5)
+                if client in readable and not client.recv(CHUNK):
                     break
-                client.sendall(data)
-        except OSError:
+                if up in readable:
+                    data = up.recv(CHUNK)
+                    if not data:
+                        break
+                    client.sendall(data)
+        except (OSError, ValueError):
             pass
         finally:
             with self._lock:
