@@ -244,6 +244,7 @@ class FaultProxy:
         self._closing = threading.Event()
         self._conns = set()       # open client sockets
         self._streams = set()     # (client, upstream) of the GET /events streams being relayed
+        self._stream_threads = set()
         self._threads = set()
         self._conn_no = 0
         self.events = []          # ProtocolEvent, in the order the proxy saw them
@@ -364,11 +365,13 @@ class FaultProxy:
             self._refuse_until = time.monotonic() + seconds
 
     def quiesce(self, timeout):
-        """Waits up to `timeout` s until no connection is open; True if none is."""
+        """Waits up to `timeout` s until no request's connection is open; True if none is.
+        Event streams do not count: they are held open by design, and hold no request."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
-                if not self._conns and not self._threads:
+                stream_clients = {c for c, _ in self._streams}
+                if not (self._conns - stream_clients) and not (self._threads - self._stream_threads):
                     return True
             time.sleep(0.02)
         return False
@@ -632,6 +635,7 @@ class FaultProxy:
         up.settimeout(None)
         with self._lock:
             self._streams.add((client, up))
+            self._stream_threads.add(threading.current_thread())
         self._count("streams")
         try:
             up.sendall(req.raw)
@@ -651,6 +655,7 @@ class FaultProxy:
         finally:
             with self._lock:
                 self._streams.discard((client, up))
+                self._stream_threads.discard(threading.current_thread())
             _close(up)
 
     def _connect(self):
