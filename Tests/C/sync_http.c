@@ -35,8 +35,10 @@ typedef struct {
     atomic_int answer;    /* ANSWER_PROTOCOL or ANSWER_503 */
     pthread_mutex_t lock; /* guards what follows */
     int requests, unauthorized;
-    long long last_503_ms;  /* when the last 503 was answered (0: none yet) */
-    long long gap_after_503; /* the shortest wait between a 503 and the next request (-1: none) */
+    /* Push and pull only: the event stream is a request of its own, and optimist_sync_now
+       wakes it, so its GET may arrive right after a push's 503 without breaking anything. */
+    long long last_503_ms;  /* when the last 503 to a push or pull was answered (0: none yet) */
+    long long gap_after_503; /* the shortest wait between that 503 and the next push or pull (-1: none) */
 } http_server;
 
 static int write_all(int fd, const char *p, size_t n) {
@@ -112,16 +114,20 @@ static void serve_one(http_server *srv, int fd) {
     pthread_mutex_lock(&srv->lock);
     srv->requests++;
     if (!authorized) srv->unauthorized++;
-    if (srv->last_503_ms && (srv->gap_after_503 < 0 || t - srv->last_503_ms < srv->gap_after_503))
-        srv->gap_after_503 = t - srv->last_503_ms;
-    srv->last_503_ms = 0;
+    if ((push || pull) && srv->last_503_ms) {
+        if (srv->gap_after_503 < 0 || t - srv->last_503_ms < srv->gap_after_503)
+            srv->gap_after_503 = t - srv->last_503_ms;
+        srv->last_503_ms = 0;
+    }
     pthread_mutex_unlock(&srv->lock);
 
     if (atomic_load(&srv->answer) == ANSWER_503) {
         respond(fd, 503, "Service Unavailable", "Retry-After: 1\r\n", "{\"error\":\"down for a moment\"}");
-        pthread_mutex_lock(&srv->lock);
-        srv->last_503_ms = now_ms();
-        pthread_mutex_unlock(&srv->lock);
+        if (push || pull) {
+            pthread_mutex_lock(&srv->lock);
+            srv->last_503_ms = now_ms();
+            pthread_mutex_unlock(&srv->lock);
+        }
     } else if (!authorized) {
         respond(fd, 401, "Unauthorized", "", "{\"error\":\"no valid token\"}");
     } else if (push || pull) {

@@ -535,7 +535,10 @@ class FaultProxy:
                 if fault == "stall":
                     self._sleep(params.get("stall_ms", 2000))
                     _close(client)
-                    self._forward(req, method, endpoint, no, accepted, delay_ms=0, late=True)
+                    # A stream forwarded late would never end (the server keeps it alive),
+                    # and nobody would read it: only requests with an answer go on late.
+                    if endpoint != "events":
+                        self._forward(req, method, endpoint, no, accepted, delay_ms=0, late=True)
                     return
                 if endpoint == "events" and method == "GET":
                     self._relay_stream(client, req)
