@@ -977,11 +977,35 @@ int optimist_unsubscribe(optimist_store *s, uint64_t sub);
 ** aggregates). Each index counts after the deltas before it have been applied. A row that
 ** changes place is a delete then an insert. A call that leaves the rows equal delivers nothing.
 **
-** The first evaluation reads the visible records of the query's range once. A query keeps its
-** rows' keys and sort values (grouped: each record's group and what it adds to the aggregates),
-** not copies of the records; rows are read from the store when asked for or delivered.
+** The first evaluation reads the visible records of the query's range once, or, when an index
+** (optimist_index_define) fits the query's "where", only the records the index points to:
+** O(log n + rows) of them, and on a store file without loading the rest of the collection. An
+** index fits a where that narrows its field: eq, in, lt, le, gt, ge or prefix on the field,
+** alone, as an item of an "and", or in every item of an "or". After that first evaluation a
+** change to one record costs O(log n) per query it enters, leaves or moves in, and one
+** predicate check per query on its collection; nothing is ever evaluated again. A query keeps
+** its rows' keys and sort values (grouped: each record's group and what it adds to the
+** aggregates), not copies of the records; rows are read from the store when asked for or
+** delivered.
 */
 typedef struct optimist_query optimist_query;
+
+/*
+** Defines an ordered secondary index on field (a field path, as a spec writes one: dotted, or a
+** JSON array of names; not "$key") of the confirmed records of collection coll. It is built
+** from the records there now (on a store file, inside the file, without loading them; the
+** store's other calls wait meanwhile) and kept up to date on every change after. A store file
+** keeps it: after a reopen it is there, not built again. Defining an index that exists does
+** nothing.
+**
+** Example: optimist_index_define(s, "logs", "habit") makes a query with
+** "where": {"field": "habit", "eq": "run"} read only the "run" logs when it opens.
+**
+** Returns OPTIMIST_OK; OPTIMIST_INVALID (coll or field not UTF-8, field empty, "$key", with an
+** empty name, or a malformed array); OPTIMIST_IO (the disk failed); OPTIMIST_MISUSE (NULL or
+** closed store, coll or field NULL).
+*/
+int optimist_index_define(optimist_store *s, const char *coll, const char *field);
 
 /*
 ** Opens a live query on s from spec_json (above) and writes its handle to *out. Close it with

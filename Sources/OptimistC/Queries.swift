@@ -98,3 +98,21 @@ public func optimist_query_close(_ q: OpaquePointer?) -> Int32 {
         try closeQueryHandle(q)
     }
 }
+
+@_cdecl("optimist_index_define")
+public func optimist_index_define(_ handle: OpaquePointer?, _ coll: UnsafePointer<CChar>?, _ field: UnsafePointer<CChar>?) -> Int32 {
+    guarded { () throws(OptimistError) in
+        try withStore(handle) { s throws(OptimistError) in
+            let c = try key(coll, "coll")
+            let f = try text(field, "field")
+            // As a spec writes a path: dotted, or a JSON array of names.
+            let json: JSON
+            if f.utf8.first == UInt8(ascii: "[") {
+                do { json = try JSONParser.parse(f) } catch { throw .invalid("field: not a JSON array of names: \(error)") }
+            } else {
+                json = .string(f)
+            }
+            try s.defineIndex(collection: c, field: try FieldPath(parsing: json))
+        }
+    }
+}

@@ -47,6 +47,8 @@ package final class Connection: @unchecked Sendable {
     private init(_ handle: OpaquePointer) {
         db = handle
         sqlite3_extended_result_codes(db, 1)
+        // Every connection may write records, so every one can keep their indexes.
+        FileIndexes.register(db)
     }
 
     private static func open(_ path: String, _ flags: Int32, vfs: String?) throws(SQLiteFailure) -> OpaquePointer {

@@ -119,13 +119,74 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     @exclusivity(unchecked) private var orderHead = 0
     static let orderChunk = 1024
 
-    init(connection: Connection, writer: WriterState, cacheBytes: Int) throws(OptimistError) {
+    init(connection: Connection, writer: WriterState, cacheBytes: Int, path: String, vfs: String?) throws(OptimistError) {
         self.connection = connection
         self.writer = writer
+        self.path = path
+        self.vfs = vfs
         cache = RecordCache(budget: cacheBytes)
         getRecord = try connection.serially { () throws(OptimistError) in
             try connection.prepare(Schema.Query.record)
         }
+        indexes = try FileIndexes.load(connection)
+    }
+
+    // MARK: Indexes
+
+    /// The file, for a definition's connection of its own (see ``FileIndexes/define(path:vfs:_:_:)``).
+    private let path: String
+    private let vfs: String?
+    /// The file's indexes, by collection (read at the open; a definition adds to them).
+    @exclusivity(unchecked) private var indexes: [Key: [(field: FieldPath, id: Int64)]]
+    /// Index reads by shape (id × 2, plus 1 with an upper bound), prepared once each.
+    @exclusivity(unchecked) private var indexReads: [Int64: Statement] = [:]
+
+    func defineIndex(_ collection: Key, _ field: FieldPath) throws(OptimistError) {
+        if indexes[collection]?.contains(where: { $0.field == field }) == true { return }
+        let id = try FileIndexes.define(path: path, vfs: vfs, collection, field)
+        indexes[collection, default: []].append((field, id))
+    }
+
+    func indexedFields(_ collection: Key) -> [FieldPath] { indexes[collection]?.map(\.field) ?? [] }
+
+    func indexedRecords(_ collection: Key, _ field: FieldPath, _ spans: [IndexBounds]) throws(OptimistError) -> [(key: Key, value: Record)]? {
+        guard let id = indexes[collection]?.first(where: { $0.field == field })?.id else { return nil }
+        var out = [(key: Key, value: Record)]()
+        // Unwritten records (the writer's lag) replace what the file has for their keys: the
+        // file's rows for them are skipped, and their own values are checked against the spans.
+        var mine = Set<Key>()
+        for (a, u) in unwritten where a.collection == collection {
+            mine.insert(a.key)
+            if let v = u.value, spans.contains(where: { $0.contains(IndexKey.encode(field.value(in: v, key: a.key))) }) {
+                out.append((a.key, v))
+            }
+        }
+        try connection.serially { () throws(OptimistError) in
+            for span in spans {
+                // A statement per index and shape (with an upper bound or not), prepared once.
+                // No read transaction around the spans: the caller checks every row it gets.
+                let shape = id * 2 + (span.upper == nil ? 0 : 1)
+                let s: Statement
+                if let prepared = indexReads[shape] { s = prepared } else {
+                    s = try connection.prepare("""
+                        SELECT r.key, r.value FROM index_entries AS e CROSS JOIN records AS r ON r.coll = ?1 AND r.key = e.key
+                        WHERE e.idx = \(id) AND e.sort >= ?2\(span.upper == nil ? "" : " AND e.sort < ?3") ORDER BY e.sort, e.key
+                        """)
+                    indexReads[shape] = s
+                }
+                s.bind(1, collection)
+                s.bindBlob(2, span.lower.isEmpty ? [0] : span.lower)
+                if let upper = span.upper { s.bindBlob(3, upper) }
+                defer { s.reset() }
+                while try s.step() {
+                    let key = Key(s.text(0) ?? "")
+                    if mine.contains(key) { continue }
+                    let value = try s.withBytes(1) { (b) throws(OptimistError) in try Self.parse(b, RecordAddress(collection: collection, key: key)) }
+                    out.append((key, value))
+                }
+            }
+        }
+        return out
     }
 
     // MARK: Reads
@@ -533,6 +594,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
             getRecord = nil
             getRecords = nil
             scans = [:]
+            indexReads = [:]
             bounds = [:]
             setBounds = [:]
             recentCollection = nil

@@ -99,6 +99,20 @@ package enum Schema {
             page INTEGER PRIMARY KEY,
             ops BLOB NOT NULL);
         """),
+        // 6 → 7: ordered secondary indexes (see ``FileIndexes``): one row per index, and its
+        // entries by sort key. Their triggers on `records` are made when an index is defined.
+        .sql("""
+        CREATE TABLE indexes(
+            id INTEGER PRIMARY KEY,
+            coll TEXT NOT NULL,
+            field TEXT NOT NULL,
+            UNIQUE (coll, field));
+        CREATE TABLE index_entries(
+            idx INTEGER NOT NULL,
+            sort BLOB NOT NULL,
+            key TEXT NOT NULL,
+            PRIMARY KEY (idx, sort, key)) WITHOUT ROWID;
+        """),
     ]
 
     /// The newest layout: the one this library writes.
@@ -116,6 +130,9 @@ package enum Schema {
         /// A staged pull round's progress and pages, from layout 6 on.
         case pullRound = "pull_round"
         case pullStage = "pull_stage"
+        /// Ordered secondary indexes and their entries, from layout 7 on.
+        case indexes
+        case indexEntries = "index_entries"
     }
 
     /// The columns ``migrations`` added to a table after creating it, each with the value

@@ -67,7 +67,8 @@ public enum SQLiteStoreFile {
             try reader.exec("PRAGMA cache_size = -2000; PRAGMA temp_store = MEMORY; PRAGMA mmap_size = 1073741824")
             let journal = try SQLiteJournal(writer: try BatchWriter(c))
             do {
-                let storage = try SQLiteStorage(connection: reader, writer: journal.state, cacheBytes: cacheBytes)
+                let storage = try SQLiteStorage(connection: reader, writer: journal.state, cacheBytes: cacheBytes,
+                                                path: path, vfs: vfs)
                 journal.state.releaseOnClose(claim)
                 return (snapshot, journal, storage)
             } catch {

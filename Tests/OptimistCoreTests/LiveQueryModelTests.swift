@@ -25,4 +25,16 @@ import OptimistTestSupport
         #expect(problems.isEmpty, "\(problems)")
     }
 
+    /// With indexes on three fields and queries opened all along the run, so that their first
+    /// evaluation reads through an index over every state the run reaches (pending, failed,
+    /// staged), half of the runs with every server change staged.
+    @Test(arguments: 0..<200)
+    func queriesOpenedThroughIndexes(seed: Int) throws {
+        let problems = try LiveQueryRun.run(seed: seed, steps: 60, indexed: true, open: {
+            let s = Store()
+            if seed % 2 == 1 { s.stagingThreshold = 1 }
+            return s
+        })
+        #expect(problems.isEmpty, "\(problems)")
+    }
 }

@@ -22,6 +22,27 @@ package enum LiveQueryRun {
         #"{"collection": "a", "group": {"by": ["$key"]}}"#,
     ]
 
+    /// Specs an index on `n`, `tag` or `nested.x` fits (see ``run(seed:steps:indexed:open:)``):
+    /// every kind of `where` an index narrows, and a few it must not take for narrower than
+    /// they are (a comparison with null, across kinds, a `not`).
+    package static let indexedSpecs: [String] = [
+        #"{"collection": "a", "where": {"field": "n", "eq": 1}}"#,
+        #"{"collection": "a", "where": {"field": "n", "ge": 0}, "order": [{"field": "n", "desc": true}], "limit": 3}"#,
+        #"{"collection": "a", "where": {"field": "n", "lt": 2}}"#,
+        #"{"collection": "a", "where": {"field": "n", "gt": -1.5}, "order": [{"field": "tag"}]}"#,
+        #"{"collection": "a", "where": {"field": "n", "le": "text"}}"#,
+        #"{"collection": "a", "where": {"field": "n", "in": [1, "text", 3, 1.0]}}"#,
+        #"{"collection": "a", "where": {"field": "tag", "prefix": "p"}, "order": [{"field": "n"}], "limit": 2}"#,
+        #"{"collection": "a", "where": {"field": "tag", "prefix": ""}}"#,
+        #"{"collection": "a", "where": {"and": [{"field": "tag", "in": ["p0", "p2"]}, {"status": "pending"}]}}"#,
+        #"{"collection": "a", "where": {"or": [{"field": "tag", "eq": "p1"}, {"field": "tag", "ge": "p2"}]}}"#,
+        #"{"collection": "a", "where": {"or": [{"field": "tag", "eq": "p1"}, {"field": "n", "eq": 2}]}}"#,
+        #"{"collection": "a", "where": {"field": "n", "lt": null}}"#,
+        #"{"collection": "a", "where": {"not": {"field": "n", "eq": 1}}}"#,
+        #"{"collection": "a", "where": {"field": "nested.x", "ge": 0}, "group": {"by": ["tag"], "aggregates": {"c": "count", "hi": "max:n"}}}"#,
+        #"{"collection": "a", "range": {"prefix": "k"}, "where": {"field": "nested.x", "in": [0, 1, 2, -1]}, "order": [{"field": "nested.x"}]}"#,
+    ]
+
     /// A mirror of a query's rows, built from its deltas alone.
     package final class Mirror: @unchecked Sendable {
         var rows: [QueryRow]
@@ -46,13 +67,23 @@ package enum LiveQueryRun {
         }
     }
 
-    package static func run(seed: Int, steps: Int, open: () throws -> Store) throws -> [String] {
+    /// With `indexed`, the store gets indexes on `n` (before any record), `tag` and
+    /// `nested.x` (over the records there), and after any step a query of ``indexedSpecs``
+    /// may open: its first evaluation then reads through an index, over whatever confirmed,
+    /// pending, failed and staged state the run has reached, and is checked like the rest.
+    package static func run(seed: Int, steps: Int, indexed: Bool = false, open: () throws -> Store) throws -> [String] {
         var g = SeededRandom(seed: UInt64(seed) &* 104_729 &+ 3)
         let s = try open()
+        if indexed { try s.defineIndex(collection: "a", field: FieldPath("n")) }
         // Some records before the queries open (their first evaluation), some after.
         for _ in 0..<Int.random(in: 0...6, using: &g) { try? s.serverApply([ModelRun.randomOp(&g)]) }
+        if indexed {
+            try s.defineIndex(collection: "a", field: FieldPath("tag"))
+            try s.defineIndex(collection: "a", field: FieldPath("nested.x"))
+            try s.defineIndex(collection: "a", field: FieldPath("tag"))  // idempotent
+        }
         var queries = [(LiveQuery, Mirror)]()
-        for text in specs {
+        func openQuery(_ text: String) throws {
             let q = try s.query(json: text)
             let mirror = Mirror(try q.rows())
             try q.subscribe { deltas in
@@ -65,6 +96,7 @@ package enum LiveQueryRun {
             }
             queries.append((q, mirror))
         }
+        for text in specs { try openQuery(text) }
         var live = [MutationID]()
         var problems = [String]()
         for step in 0..<steps {
@@ -99,6 +131,9 @@ package enum LiveQueryRun {
             live.removeAll { id in
                 guard let st = try? s.status(id) else { return true }
                 return st == .committed || st == .rolledBack
+            }
+            if indexed, queries.count < specs.count + 12, Int.random(in: 0..<4, using: &g) == 0 {
+                try openQuery(indexedSpecs.randomElement(using: &g)!)
             }
             for (i, (q, mirror)) in queries.enumerated() {
                 let rows = try q.rows()

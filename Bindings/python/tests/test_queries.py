@@ -121,3 +121,37 @@ def test_close_and_store_close(store):
     with pytest.raises(optimist.MisuseError):
         len(q2)
     q2.close()
+
+
+def test_an_index_gives_the_same_rows_and_is_kept_in_a_store_file(tmp_path):
+    path = str(tmp_path / "logs.optimist")
+    spec = {"collection": "logs", "where": {"field": "meta.habit", "in": ["run", "swim"]},
+            "order": [{"field": "n", "desc": True}], "limit": 5}
+    plain = {"collection": "logs", "where": {"or": [{"not": {"field": "meta.habit", "ne": "run"}},
+                                                    {"not": {"field": "meta.habit", "ne": "swim"}}]},
+             "order": [{"field": "n", "desc": True}], "limit": 5}
+    with optimist.Store(path) as s:
+        s.server_apply([put("logs", f"k{i:03}", {"meta": {"habit": ["run", "read", "nap"][i % 3]}, "n": i})
+                        for i in range(300)])
+        s.index_define("logs", "meta.habit")
+        s.index_define("logs", ["meta", "habit"])  # the same path: nothing new
+        q = s.query(spec)
+        seen = q.rows()
+        q.subscribe(lambda deltas: apply_deltas(seen, deltas))
+        # A pending change moves a row in at once; the index is read again by the next open.
+        s.mutate([put("logs", "k001", {"meta": {"habit": "swim"}, "n": 1000})])
+        assert q.rows() == s.query(plain).rows() == seen
+        assert keys(q.rows())[0] == "k001"
+        s.flush()
+    with optimist.Store(path) as s:
+        assert s.query(spec).rows() == s.query(plain).rows()
+        assert keys(s.query(spec).rows()) == ["k001", "k297", "k294", "k291", "k288"]
+
+
+def test_a_bad_index_field_is_refused(store):
+    for field in ("$key", "", "a..b", []):
+        with pytest.raises(optimist.InvalidError):
+            store.index_define("logs", field)
+    store.close()
+    with pytest.raises(optimist.MisuseError):
+        store.index_define("logs", "habit")

@@ -5,15 +5,22 @@ import OptimistModel
 // changed record of a query's collection to it), never by a re-run.
 
 extension Engine {
-    /// Opens a live query: its first evaluation reads the visible records of its range once.
+    /// Opens a live query: its first evaluation reads the records an index on a field its
+    /// `where` narrows points to (``indexedCandidates(_:_:)``), or else the visible records
+    /// of its range, once.
     func openQuery(_ spec: QuerySpec) throws(OptimistError) -> UInt64 {
         let c = collection(spec.collection)
-        var prefix: Key = ""
-        if case .prefix(let p)? = spec.range { prefix = p }
         var records = [(key: Key, value: Record, status: RecordStatus)]()
-        // The range's other bounds (from, to) and the predicate are the spec's to check (`load`).
-        for (key, value) in try scan(spec.collection, prefix: prefix, limit: 0) {
-            records.append((key, value, recordStatus(c, key)))
+        // The range's bounds and the predicate are the spec's to check (`load`): the records
+        // read here are candidates, a superset of the result.
+        if let found = try indexedCandidates(c, spec) {
+            for (key, value) in found { records.append((key, value, recordStatus(c, key))) }
+        } else {
+            var prefix: Key = ""
+            if case .prefix(let p)? = spec.range { prefix = p }
+            for (key, value) in try scan(spec.collection, prefix: prefix, limit: 0) {
+                records.append((key, value, recordStatus(c, key)))
+            }
         }
         let id = nextQuery
         nextQuery += 1
@@ -22,6 +29,40 @@ extension Engine {
         queries[id] = q
         c.queries.append(q)
         return id
+    }
+
+    /// The visible records an index of the collection reads for `spec` (a superset of those
+    /// passing its `where`, each once), or nil when no index fits (see
+    /// ``QueryPredicate/indexBounds(for:)``): the storage's confirmed records in the index's
+    /// spans, except those the published layer or a pending change overrides, plus every
+    /// record those hold (few: O(pending), or a big batch's while it moves in).
+    func indexedCandidates(_ c: CollectionState, _ spec: QuerySpec) throws(OptimistError) -> [(key: Key, value: Record)]? {
+        guard let predicate = spec.predicate else { return nil }
+        for field in storage.indexedFields(c.name) {
+            guard let spans = predicate.indexBounds(for: field),
+                  let confirmed = try storage.indexedRecords(c.name, field, IndexBounds.normalized(spans)) else { continue }
+            let layerKeys = layer?.sortedKeys[c.name] ?? []
+            var out = [(key: Key, value: Record)]()
+            out.reserveCapacity(confirmed.count)
+            for (key, value) in confirmed where c.overlay[key] == nil {
+                if !layerKeys.isEmpty, layer!.value(c.name, key) != nil { continue }
+                out.append((key, value))
+            }
+            for key in layerKeys where c.overlay[key] == nil {
+                if let v = layer!.value(c.name, key), let v { out.append((key, v)) }
+            }
+            for (key, value) in c.overlay {
+                if let value { out.append((key, value)) }
+            }
+            return out
+        }
+        return nil
+    }
+
+    /// Defines an ordered index on `field` of `collection`'s confirmed records (see
+    /// ``ConfirmedStorage/defineIndex(_:_:)``).
+    func defineIndex(_ collection: Key, _ field: FieldPath) throws(OptimistError) {
+        try storage.defineIndex(collection, field)
     }
 
     /// The open query `id`.

@@ -64,6 +64,12 @@ struct OrderedRows<Element> {
         return starts[c] + i
     }
 
+    /// The global index of the first element not before `e` (``count`` when every one is).
+    func lowerBound(_ e: Element) -> Int {
+        guard let (c, i) = position(of: e) else { return count }
+        return starts[c] + i
+    }
+
     /// Inserts `e` (not there yet) and returns its global index.
     @discardableResult
     mutating func insert(_ e: Element) -> Int {

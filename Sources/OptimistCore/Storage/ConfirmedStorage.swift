@@ -56,6 +56,25 @@ package protocol ConfirmedStorage: AnyObject {
     /// `prefix`, computed where the records are (one query on a store file).
     func aggregate(_ collection: Key, prefix: Key, kind: ViewKind) throws(OptimistError) -> Double
 
+    // Ordered secondary indexes (see ``IndexKey``): what a live query's first evaluation
+    // reads instead of its collection, when one fits its `where`.
+
+    /// Defines an ordered index on `field` (not `$key`) over `collection`'s confirmed records,
+    /// built from the records there now and kept up to date on every change after; nothing
+    /// when it exists. A store file keeps it in the file, so a reopen does not build it again.
+    ///
+    /// - Throws: `.io` when the disk fails; `.readOnly` on a read-only store file.
+    func defineIndex(_ collection: Key, _ field: FieldPath) throws(OptimistError)
+
+    /// The fields `collection` has an index on.
+    func indexedFields(_ collection: Key) -> [FieldPath]
+
+    /// Confirmed records of `collection` whose sort key on `field` lies in one of `spans`
+    /// (``IndexBounds/normalized(_:)``), each once, in no promised order, read through the
+    /// index without loading the rest of the collection (nor keeping them in the cache); nil
+    /// when `field` has no index.
+    func indexedRecords(_ collection: Key, _ field: FieldPath, _ spans: [IndexBounds]) throws(OptimistError) -> [(key: Key, value: Record)]?
+
     /// The store call in progress ended: the cache is trimmed to its budget.
     func endCall()
 

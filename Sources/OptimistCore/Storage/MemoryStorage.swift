@@ -36,6 +36,10 @@ package final class MemoryStorage: ConfirmedStorage {
     /// change's moves: see ``prepareMoves(_:)``).
     private func write(_ collection: Key, _ key: Key, _ value: Record?, encoded: UnsafeRawBufferPointer?) {
         let t = table(collection)
+        if !indexes.isEmpty, let list = indexes[collection] {
+            let old = try? uncachedRecord(collection, key)
+            for index in list { index.replace(key, old: old, new: value) }
+        }
         t.set(key, value, encoded: encoded)
         if defersUpkeep, !upkeepDue, t.upkeepDue { upkeepDue = true }
         cache.update(RecordAddress(collection: collection, key: key), value)
@@ -58,6 +62,41 @@ package final class MemoryStorage: ConfirmedStorage {
 
     package func aggregate(_ collection: Key, prefix: Key, kind: ViewKind) throws(OptimistError) -> Double {
         try aggregateByScanning(collection, prefix: prefix, kind: kind)
+    }
+
+    /// Per collection, its indexes (in the order they were defined).
+    @exclusivity(unchecked) private var indexes: [Key: [MemoryIndex]] = [:]
+
+    package func defineIndex(_ collection: Key, _ field: FieldPath) throws(OptimistError) {
+        if indexes[collection]?.contains(where: { $0.field == field }) == true { return }
+        var entries = [MemoryIndex.Entry]()
+        var after: Key?
+        while true {
+            let page = try scan(collection, prefix: "", after: after, limit: 4096)
+            for (key, record) in page { entries.append(.init(sort: IndexKey.encode(field.value(in: record, key: key)), key: key)) }
+            guard page.count == 4096, let last = page.last else { break }
+            after = last.key
+        }
+        entries.sort { MemoryIndex.Entry.compare($0, $1) < 0 }
+        let index = MemoryIndex(field: field)
+        index.entries.load(sorted: entries)
+        indexes[collection, default: []].append(index)
+    }
+
+    package func indexedFields(_ collection: Key) -> [FieldPath] { indexes[collection]?.map(\.field) ?? [] }
+
+    package func indexedRecords(_ collection: Key, _ field: FieldPath, _ spans: [IndexBounds]) throws(OptimistError) -> [(key: Key, value: Record)]? {
+        guard let index = indexes[collection]?.first(where: { $0.field == field }) else { return nil }
+        var out = [(key: Key, value: Record)]()
+        for span in spans {
+            let lo = index.entries.lowerBound(.init(sort: span.lower, key: ""))
+            let hi = span.upper.map { index.entries.lowerBound(.init(sort: $0, key: "")) } ?? index.entries.count
+            guard lo < hi else { continue }
+            for e in index.entries.elements(lo..<hi) {
+                if let r = try uncachedRecord(collection, e.key) { out.append((e.key, r)) }
+            }
+        }
+        return out
     }
 
     package func endCall() { cache.trim() }
@@ -180,6 +219,7 @@ package final class MemoryStorage: ConfirmedStorage {
 
     package func close() {
         tables = [:]
+        indexes = [:]
         cache.removeAll()
     }
 
@@ -433,5 +473,34 @@ extension MemoryStorage {
             }
             return out
         }
+    }
+}
+
+/// One ordered index of an in-memory store: every confirmed record's sort key on the field
+/// (``IndexKey``) and key, in order, in chunks (``OrderedRows``: O(log n) to find, insert or
+/// remove one).
+final class MemoryIndex {
+    struct Entry {
+        var sort: [UInt8]
+        var key: Key
+
+        static func compare(_ a: Entry, _ b: Entry) -> Int {
+            let c = IndexKey.compare(a.sort, b.sort)
+            return c != 0 ? c : compareBytes(a.key.string, b.key.string)
+        }
+    }
+
+    let field: FieldPath
+    @exclusivity(unchecked) var entries = OrderedRows<Entry>(compare: Entry.compare)
+
+    init(field: FieldPath) { self.field = field }
+
+    /// The record at `key` went from `old` to `new` (nil: absent).
+    func replace(_ key: Key, old: Record?, new: Record?) {
+        let before = old.map { IndexKey.encode(field.value(in: $0, key: key)) }
+        let after = new.map { IndexKey.encode(field.value(in: $0, key: key)) }
+        if before == after { return }
+        if let before { entries.remove(.init(sort: before, key: key)) }
+        if let after { entries.insert(.init(sort: after, key: key)) }
     }
 }

@@ -35,6 +35,41 @@ extension Store {
         try query(QuerySpec(parsing: text))
     }
 
+    /// Defines an ordered secondary index on `field` of `collection`: a live query whose
+    /// `where` narrows that field (`eq`, `in`, `lt`/`le`/`gt`/`ge` or `prefix` on it, alone, in
+    /// an `and`, or in every item of an `or`) then reads its first rows through the index,
+    /// O(log n + rows) records, instead of its collection's range. Idempotent.
+    ///
+    /// The index covers the confirmed records and is kept up to date on every change; a store
+    /// file keeps it (defined once, it is there after every reopen, not rebuilt). Defining it
+    /// reads the collection once (on a store file, where the records are, without loading
+    /// them), and the store's calls wait meanwhile.
+    ///
+    /// ```swift
+    /// try store.defineIndex(collection: "logs", field: FieldPath("habit"))
+    /// let runs = try store.query(json: #"{"collection": "logs", "where": {"field": "habit", "eq": "run"}}"#)
+    /// ```
+    ///
+    /// - Throws: `.invalid` for `$key` (records are kept in key order already) or a path with
+    ///   an empty name; `.io` when the disk fails; `.misuse` when the store is closed.
+    public func defineIndex(collection: Key, field: FieldPath) throws(OptimistError) {
+        guard !field.isKey else {
+            throw .invalid("field: \"$key\" needs no index (records are kept in key order; use \"range\")")
+        }
+        guard !field.names.isEmpty, !field.names.contains(where: { $0.string.isEmpty }) else {
+            throw .invalid("field: must be a field path without empty names (got \"\(field.text)\")")
+        }
+        try arrange { e throws(OptimistError) in
+            defer { e.storage.endCall() }
+            try e.defineIndex(collection, field)
+        }
+    }
+
+    /// The fields `collection` has an index on, in the order they were defined.
+    public func indexedFields(collection: Key) throws(OptimistError) -> [FieldPath] {
+        try read { e in e.storage.indexedFields(collection) }
+    }
+
     func queryCount(_ id: UInt64) throws(OptimistError) -> Int {
         try read { e throws(OptimistError) in try e.liveQuery(id).count }
     }

@@ -235,6 +235,7 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "optimist_subscribe": (c_int, [_store, c_char_p, c_char_p, LISTENER, c_void_p, POINTER(c_uint64)]),
     "optimist_unsubscribe": (c_int, [_store, c_uint64]),
 
+    "optimist_index_define": (c_int, [_store, c_char_p, c_char_p]),
     "optimist_query_open": (c_int, [_store, c_char_p, _out_handle]),
     "optimist_query_count": (c_int, [_query, POINTER(c_size_t)]),
     "optimist_query_rows": (c_int, [_query, c_size_t, c_size_t, _out_string]),

@@ -74,6 +74,7 @@ _retry = _lib.optimist_retry
 _mark_loaded = _lib.optimist_mark_loaded
 _needs_reload = _lib.optimist_needs_reload
 _view_define = _lib.optimist_view_define
+_index_define = _lib.optimist_index_define
 _view_get = _lib.optimist_view_get
 _subscribe = _lib.optimist_subscribe
 _unsubscribe = _lib.optimist_unsubscribe
@@ -573,6 +574,32 @@ class Store(SyncMixin):
         return out.value
 
     # Live queries -----------------------------------------------------------------------
+
+    def index_define(self, coll: str, field: Union[str, Sequence[str]]) -> None:
+        """Defines an ordered secondary index on ``field`` of the records of ``coll``, so that
+        a query whose ``where`` narrows that field (``eq``, ``in``, ``lt``..``ge`` or ``prefix``
+        on it, alone, in an ``and``, or in every item of an ``or``) reads only the records the
+        index points to when it opens, instead of its whole range.
+
+        ``field`` is a path as a spec writes it: dotted (``"meta.day"``) or a list of names;
+        not ``"$key"``. The index is built once from the records there (on a store file,
+        inside the file) and kept up to date on every change; a store file keeps it across
+        reopens. Defining an index that exists does nothing.
+
+            >>> import optimist
+            >>> with optimist.Store() as s:
+            ...     _ = s.mutate([optimist.put("logs", "a", {"habit": "run"}), optimist.put("logs", "b", {"habit": "read"})])
+            ...     s.index_define("logs", "habit")
+            ...     [r["key"] for r in s.query({"collection": "logs", "where": {"field": "habit", "eq": "run"}}).rows()]
+            ['a']
+
+        Raises:
+            InvalidError: ``field`` is ``"$key"``, empty or has an empty name.
+            StoreIOError: the disk failed.
+            MisuseError: the store is closed.
+        """
+        text = field if isinstance(field, str) else json.dumps(list(field), ensure_ascii=False)
+        check(_index_define(self._h, coll_cstr(coll), cstr(text, "field")))
 
     def query(self, spec: Union[str, Dict[str, Any]]) -> Query:
         """Opens a live query: its rows are the query's result over the visible records now,
