@@ -10,6 +10,7 @@ enum Inspect {
         let records = try store.recordCounts()
         let loaded = try store.loadedRanges()
         let views = try store.views()
+        let indexes = try store.indexes()
         let holder = lockHolder(inv.file)
         let live = counts.values.reduce(0, +)
         let total = records.reduce(0) { $0 + $1.count }
@@ -38,6 +39,9 @@ enum Inspect {
                 "records": .object(["total": .number(Double(total)), "by_collection": .object(byCollection)]),
                 "loaded_ranges": loaded.map { .number(Double($0)) } ?? .null,
                 "views": views.map { .array($0.map(JSON.string)) } ?? .null,
+                "indexes": indexes.map { list in .array(list.map { i in
+                    .object(["collection": .string(i.collection), "field": Self.fieldJSON(i.field), "entries": .number(Double(i.entries))])
+                }) } ?? .null,
             ]))
             return
         }
@@ -70,6 +74,23 @@ enum Inspect {
         case let names? where names.isEmpty: facts.append(("views", "none"))
         case let names?: facts.append(("views", names.joined(separator: ", ")))
         }
+        switch indexes {
+        case nil: facts.append(("indexes", "none (this layout has no indexes)"))
+        case let list? where list.isEmpty: facts.append(("indexes", "none"))
+        case let list?:
+            facts.append(("indexes", list.map { i in
+                "\(i.collection): \(Self.fieldText(i.field)) (\(i.entries) entr\(i.entries == 1 ? "y" : "ies"))"
+            }.joined(separator: ", ")))
+        }
         Output.facts(facts)
+    }
+
+    /// An index's field as the file stores it (a JSON array of names), as JSON.
+    static func fieldJSON(_ stored: String) -> JSON { (try? JSONParser.parse(stored)) ?? .string(stored) }
+
+    /// The field dotted, as a spec writes it (the stored text when it is not an array of names).
+    static func fieldText(_ stored: String) -> String {
+        guard case .array(let items)? = try? JSONParser.parse(stored) else { return stored }
+        return items.map { if case .string(let s) = $0 { s } else { "?" } }.joined(separator: ".")
     }
 }

@@ -226,6 +226,16 @@ final class StoreReader {
 
     /// The names of stored views, or nil when the layout stores none (views then live in the
     /// memory of the process that defined them).
+    /// Each index as "collection: field" with its number of entries; nil for a layout
+    /// before indexes (6 and older).
+    func indexes() throws(CLIError) -> [(collection: String, field: String, entries: Int)]? {
+        guard !(try columns(.indexes)).isEmpty else { return nil }
+        let r = try prepare(Schema.Query.indexes)
+        var out = [(collection: String, field: String, entries: Int)]()
+        while try step(r) { out.append((r.text(0) ?? "", r.text(1) ?? "", Int(r.int64(2)))) }
+        return out
+    }
+
     func views() throws(CLIError) -> [String]? {
         let columns = try columns(.views)
         guard !columns.isEmpty else { return nil }

@@ -85,6 +85,11 @@ extension Schema {
         package static let mutationsPerStatus = "SELECT status, count(*) FROM mutations GROUP BY status"
         /// Layout 1: status and its number of ended mutations (later layouts keep ``EndedChunks``).
         package static let endedRowsPerStatus = "SELECT status, count(*) FROM ended GROUP BY status"
+        /// coll, field (a JSON array of names) and number of entries of every index, in the
+        /// order they were defined (layout 7 on).
+        package static let indexes = """
+            SELECT i.coll, i.field, (SELECT count(*) FROM index_entries AS e WHERE e.idx = i.id) FROM indexes AS i ORDER BY i.id
+            """
         /// The number of key ranges marked loaded.
         package static let loadedRanges = "SELECT count(*) FROM loaded"
 

@@ -196,7 +196,7 @@ import OptimistModel
             #expect(try s.mutate([.delete(collection: "c", key: "p")]) == 9_000)
             try s.rollback(9_000)
         }
-        #expect(pragma(path, "PRAGMA user_version") == 6)   // migrated through every step to the current layout
+        #expect(pragma(path, "PRAGMA user_version") == Schema.currentVersion)   // migrated through every step to the current layout
         #expect(pragma(path, "SELECT count(*) FROM sqlite_master WHERE name = 'ended'") == 0)
         #expect(pragma(path, "SELECT count(*) FROM ended_chunks") == 3)   // chunks 0, 1 and 2
         try withStore(path) { (s: Store) throws in

@@ -89,6 +89,7 @@ def habits_store(path: Path) -> optimist.Store:
     assert s.outbox_next(now)[0] == b
     s.fail(b, False, "rejected: too long", now)
     s.outbox_next(now)  # the put of swim: inflight
+    s.index_define("habits", "count")
     s.flush()
     return s
 
@@ -151,7 +152,8 @@ def test_outbox_and_explain_match_the_library(tmp_path, scratch):
         assert info["mutations"] == {"pending": 2, "inflight": 1, "failed": 1, "total": 4}
         assert info["ended"] == {"committed": 1, "rolled_back": 0}
         assert info["records"] == {"total": 3, "by_collection": {"habits": 2, "logs": 1}}
-        assert info["layout_version"] == 6 and info["next_mutation_id"] == 6
+        assert info["layout_version"] == 7 and info["next_mutation_id"] == 6
+        assert info["indexes"] == [{"collection": "habits", "field": ["count"], "entries": 2}]
         assert info["file_bytes"] == path.stat().st_size and info["sync_cursor"] is None
         assert fingerprint(path) == before, "the tool changed the store's files"
         s.mutate([optimist.put("habits", "after", {})])  # the store still works
@@ -164,7 +166,8 @@ def test_human_output(tmp_path, scratch):
     habits_store(path).close()
     out = cli("inspect", str(path)).stdout
     assert "4 not ended: 2 pending, 1 inflight, 1 failed" in out and "closed cleanly" in out
-    assert "layout       version 6" in out
+    assert "layout       version 7" in out
+    assert "habits: count (2 entries)" in out
     out = cli("outbox", str(path)).stdout.splitlines()
     assert out[0].split() == ["ID", "STATUS", "ATTEMPTS", "NEXT", "ATTEMPT", "POLICY", "DEDUPE", "LAST", "ERROR", "OPS"]
     assert out[1].split()[:3] == ["1", "pending", "1"] and "tap-1" in out[1] and "timeout" in out[1]
