@@ -4,7 +4,7 @@
  * week's" 1,000 logs ordered by day, newest first, and the RSS it adds: once with
  * {"field":"day","ge":D}, which the index fits, and once with the same rows asked as
  * {"not":{"field":"day","lt":D}}, which no index fits (it reads the whole collection).
- * Prints each round, then the medians.
+ * Prints each round, then the medians (also as one JSON line, for Benchmarks/run --queries).
  *
  *   cc -O2 -IInclude Benchmarks/C/query_first.c -Lbuild -loptimist -Wl,-rpath,$PWD/build -o /tmp/query_first
  *   /tmp/query_first 100000; /tmp/query_first 1000000 /tmp/q1m.optimist [ROUNDS] */
@@ -63,7 +63,8 @@ int main(int argc, char **argv) {
     optimist_flush(s);
     double d0 = now_ms();
     if (optimist_index_define(s, "logs", "day") != OPTIMIST_OK) { fprintf(stderr, "index: %s\n", optimist_last_error()); return 1; }
-    printf("n=%d %s: index defined over the records in %.0f ms\n", n, path ? "file" : "memory", now_ms() - d0);
+    double define_ms = now_ms() - d0;
+    printf("n=%d %s: index defined over the records in %.0f ms\n", n, path ? "file" : "memory", define_ms);
     int day = n / 20 - 50;
     char indexed[256], plain[256];
     snprintf(indexed, sizeof indexed, "{\"collection\":\"logs\",\"where\":{\"field\":\"day\",\"ge\":%d},\"order\":[{\"field\":\"day\",\"desc\":true}],\"limit\":1000}", day);
@@ -82,6 +83,10 @@ int main(int argc, char **argv) {
     double mi = median(ti, rounds), mp = median(tp, rounds);
     printf("n=%d %s, median of %d: through the index %.2f ms, reading the collection %.1f ms (%.0fx); RSS growth %.1f vs %.1f MB\n",
            n, path ? "file" : "memory", rounds, mi, mp, mp / mi, median(gi, rounds), median(gp, rounds));
+    /* The same as one JSON line, for Benchmarks/run --queries. */
+    printf("{\"section\": \"first\", \"store\": \"%s\", \"n\": %d, \"rounds\": %d, \"index_ms\": %.3f, \"scan_ms\": %.3f, "
+           "\"index_rss_mb\": %.2f, \"scan_rss_mb\": %.2f, \"define_ms\": %.1f}\n",
+           path ? "file" : "memory", n, rounds, mi, mp, median(gi, rounds), median(gp, rounds), define_ms);
     optimist_close(s);
     return 0;
 }

@@ -21,7 +21,8 @@
  *   cc -O2 -IInclude -IBenchmarks/C Benchmarks/C/screen.c Benchmarks/C/common.c \
  *      -Lbuild -loptimist -lsqlite3 -Wl,-rpath,$PWD/build -o /tmp/screen
  *   /tmp/screen [TAPS]      (default 2,000 taps per measurement)
- *   /tmp/screen taps N TAPS QUERIES      (the tap alone, for callgrind: see taps_only)
+ *   /tmp/screen taps N TAPS QUERIES [INDEXES]   (the tap alone, for callgrind: see taps_only;
+ *                                                INDEXES 1 or 2: indexes on habit, then day)
  * Prints one JSON line per measurement (common.h's emit). */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
@@ -289,16 +290,20 @@ static summary tap_with_queries(optimist_store *s, int queries, int taps, int n)
  * for callgrind (the instruction counts in BENCHMARKS.md):
  *   valgrind --tool=callgrind --toggle-collect=optimist_put_fields --toggle-collect=optimist_commit \
  *       /tmp/screen taps 10000 500 10        (and 0 queries, for the difference) */
-static int taps_only(int n, int taps, int queries) {
+static int taps_only(int n, int taps, int queries, int indexes) {
     optimist_store *s = store_with_logs(n);
+    /* Indexes on the fields a tap writes: each confirmed tap then also updates their entries. */
+    if (indexes > 0) OK(optimist_index_define(s, "logs", "habit"));
+    if (indexes > 1) OK(optimist_index_define(s, "logs", "day"));
     summary sm = tap_with_queries(s, queries, taps, n);
-    printf("mutate+commit, %d live queries, n %d: median %.3f us\n", queries, n, sm.median);
+    printf("mutate+commit, %d live queries, %d indexes, n %d: median %.3f us\n", queries, indexes, n, sm.median);
     optimist_close(s);
     return 0;
 }
 
 int main(int argc, char **argv) {
-    if (argc == 5 && strcmp(argv[1], "taps") == 0) return taps_only(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+    if ((argc == 5 || argc == 6) && strcmp(argv[1], "taps") == 0)
+        return taps_only(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), argc == 6 ? atoi(argv[5]) : 0);
     int taps = argc > 1 ? atoi(argv[1]) : 2000;
     if (taps < 10) taps = 10;
     int sizes[] = {1000, 10000, 100000};

@@ -1,6 +1,11 @@
 import CSQLite
 import OptimistCore
 import OptimistModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Ordered secondary indexes in a store file.
 ///
@@ -104,15 +109,28 @@ enum FileIndexes {
         return out
     }
 
-    /// Defines the index in the file through a connection of its own, in one transaction:
-    /// its row, its entries for the records the file has, its triggers. Returns its id. The
-    /// writer's transaction, if one is in progress, is waited for (up to a minute); the
-    /// writer's statements see the new triggers from their next run (SQLite prepares them
-    /// again after a schema change).
-    static func define(path: String, vfs: String?, _ collection: Key, _ field: FieldPath) throws(OptimistError) -> Int64 {
-        let c = try Connection(path: path, vfs: vfs)
-        defer { c.close() }
-        sqlite3_busy_timeout(c.db, 60_000)
+    /// Defines the index in the file, in one transaction on the writer's connection: its row,
+    /// its entries for the records the file has, its triggers. Returns its id.
+    ///
+    /// On the writer's connection, between two of the writer's batches: a second connection
+    /// writing the file would make the writer's next `BEGIN IMMEDIATE` find it locked (store
+    /// files are held exclusively). The connection's gate is taken when it is in no
+    /// transaction, and held for the whole definition, so the writer waits for it; the store's
+    /// callers wait too (the definition runs under the store's locks), so the writer's batch
+    /// in progress, if any, ends soon. The writer's statements see the new triggers from their
+    /// next run (SQLite prepares them again after a schema change).
+    static func define(on c: Connection, _ collection: Key, _ field: FieldPath) throws(OptimistError) -> Int64 {
+        while true {
+            let id = try c.serially { () throws(OptimistError) -> Int64? in
+                guard sqlite3_get_autocommit(c.db) != 0 else { return nil }  // a batch in progress
+                return try defineLocked(c, collection, field)
+            }
+            if let id { return id }
+            usleep(500)
+        }
+    }
+
+    private static func defineLocked(_ c: Connection, _ collection: Key, _ field: FieldPath) throws(OptimistError) -> Int64 {
         try c.exec("BEGIN IMMEDIATE")
         do throws(OptimistError) {
             let find = try c.prepare("SELECT id FROM indexes WHERE coll = ? AND field = ?")

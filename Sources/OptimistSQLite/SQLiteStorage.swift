@@ -119,11 +119,10 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
     @exclusivity(unchecked) private var orderHead = 0
     static let orderChunk = 1024
 
-    init(connection: Connection, writer: WriterState, cacheBytes: Int, path: String, vfs: String?) throws(OptimistError) {
+    init(connection: Connection, writer: WriterState, cacheBytes: Int, writerConnection: Connection) throws(OptimistError) {
         self.connection = connection
         self.writer = writer
-        self.path = path
-        self.vfs = vfs
+        self.writerConnection = writerConnection
         cache = RecordCache(budget: cacheBytes)
         getRecord = try connection.serially { () throws(OptimistError) in
             try connection.prepare(Schema.Query.record)
@@ -133,9 +132,9 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
 
     // MARK: Indexes
 
-    /// The file, for a definition's connection of its own (see ``FileIndexes/define(path:vfs:_:_:)``).
-    private let path: String
-    private let vfs: String?
+    /// The writer's connection, which an index's definition writes through (see
+    /// ``FileIndexes/define(on:_:_:)``).
+    private let writerConnection: Connection
     /// The file's indexes, by collection (read at the open; a definition adds to them).
     @exclusivity(unchecked) private var indexes: [Key: [(field: FieldPath, id: Int64)]]
     /// Index reads by shape (id × 2, plus 1 with an upper bound), prepared once each.
@@ -143,7 +142,7 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
 
     func defineIndex(_ collection: Key, _ field: FieldPath) throws(OptimistError) {
         if indexes[collection]?.contains(where: { $0.field == field }) == true { return }
-        let id = try FileIndexes.define(path: path, vfs: vfs, collection, field)
+        let id = try FileIndexes.define(on: writerConnection, collection, field)
         indexes[collection, default: []].append((field, id))
     }
 

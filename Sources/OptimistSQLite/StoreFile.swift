@@ -68,7 +68,7 @@ public enum SQLiteStoreFile {
             let journal = try SQLiteJournal(writer: try BatchWriter(c))
             do {
                 let storage = try SQLiteStorage(connection: reader, writer: journal.state, cacheBytes: cacheBytes,
-                                                path: path, vfs: vfs)
+                                                writerConnection: c)
                 journal.state.releaseOnClose(claim)
                 return (snapshot, journal, storage)
             } catch {

@@ -1041,6 +1041,12 @@ static int run_command(scenario *sc, char *head, char **ops, int n_ops, outcome 
         o->has_value = 1;
         return 0;
     }
+    if (strcmp(cmd, "index") == 0) {
+        char *coll = next_token(&p), *field = next_token(&p);
+        if (coll == NULL || field == NULL) return bad_line(sc, "index needs COLL FIELD");
+        o->rc = CALL("optimist_index_define", &s, &coll, &field);
+        return 0;
+    }
     if (strcmp(cmd, "query") == 0) {
         char *name = next_token(&p);
         const char *spec = p;

@@ -63,6 +63,7 @@ static const signature table[] = {
     {"optimist_query_rows", 'i', "pzzp"},
     {"optimist_query_subscribe", 'i', "pppp"},
     {"optimist_query_close", 'i', "p"},
+    {"optimist_index_define", 'i', "ppp"},
     {"optimist_sync_start", 'i', "pp"},
     {"optimist_sync_stop", 'i', "p"},
     {"optimist_sync_now", 'i', "p"},

@@ -57,6 +57,23 @@ import OptimistTestSupport
         #expect(try Self.entries(path) == 2100)
     }
 
+    /// A definition writes through the writer's own connection: one through a connection of
+    /// its own left the file locked for the writer's next batch (`BEGIN IMMEDIATE: database
+    /// is locked`), and the tap right after the definition failed with `IO`.
+    @Test func aTapRightAfterADefinitionIsWritten() throws {
+        let dir = TempDir()
+        let path = dir.file("tap.optimist")
+        let s = try Store.open(path: path)
+        try s.serverApply([Self.log(1)])
+        try s.defineIndex(collection: "logs", field: FieldPath("habit"))
+        try s.defineIndex(collection: "logs", field: FieldPath("minutes"))
+        let id = try s.mutate([Self.log(2), .delete(collection: "logs", key: "d1001")])
+        try s.commit(id)
+        try s.flush()
+        try s.close()
+        #expect(try Self.entries(path) == 2)  // d1002 in both indexes
+    }
+
     @Test func badFieldsAreRefused() throws {
         let s = Store()
         #expect(throws: OptimistError.self) { try s.defineIndex(collection: "logs", field: .key) }

@@ -197,6 +197,10 @@ struct ScenarioRunner {
         case "changes":
             guard let sub = subscriptions[w[1]] else { throw Failure(line: 0, text: "", message: "unknown subscription") }
             return JSONWriter.string(sub.received.take())
+        case "index":
+            // The field as a spec writes it (dotted, or a JSON array of names), as C takes it.
+            let json: JSON = w[2].hasPrefix("[") ? try JSONParser.parse(w[2]) : .string(w[2])
+            try store.defineIndex(collection: Key(w[1]), field: try FieldPath(parsing: json))
         case "query":
             // The spec is the rest of the line after "query Q ".
             guard w.count > 2, queries[w[1]] == nil else { throw Failure(line: 0, text: "", message: "query needs a new Q and a SPEC") }

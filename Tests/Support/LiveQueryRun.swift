@@ -151,6 +151,9 @@ package enum LiveQueryRun {
             }
             if problems.count > 10 { break }
         }
+        // The steps ignore their own failures (a refused op is part of the run), so a store
+        // file's writer that failed would go unseen: the flush reports it.
+        do { try s.flush() } catch { problems.append("seed \(seed): flush failed: \(error)") }
         try s.close()
         return problems
     }

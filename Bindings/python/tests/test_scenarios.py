@@ -367,6 +367,9 @@ class Runner:
                 out = [[c.collection, c.key, c.value, c.pending, c.cause, c.status] for c in box]
                 box.clear()
             return ("value", out)
+        if verb == "index":
+            s.index_define(args[0], args[1])
+            return ok
         if verb == "query":
             name = args[0]
             assert name not in self.queries, f"query {name} opened twice"
