@@ -8,7 +8,10 @@ without), writes Benchmarks/results/queries.json, the plot Benchmarks/results/sc
 (when matplotlib is there), and the queries block of BENCHMARKS.md (between its markers;
 appended when absent)."""
 import json
+import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +62,12 @@ def plot(rows, path):
 
 def markdown(lines, rows, has_plot):
     out = ["### Live queries: the habit screen and first evaluations (Benchmarks/run --queries)", ""]
+    try:
+        rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        rev = "unknown"
+    out += [f"Run {time.strftime('%Y-%m-%d')} at {rev} on {os.cpu_count()} CPUs; one run, medians of each measurement.", ""]
     if rows:
         out += ["The habit screen (this week's logs of one habit, newest first, limit 50; minutes per habit "
                 "today) after each tap: SQLite reloads it with indexed queries and GROUP BY, Optimist keeps "
