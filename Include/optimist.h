@@ -984,9 +984,8 @@ int optimist_unsubscribe(optimist_store *s, uint64_t sub);
 ** alone, as an item of an "and", or in every item of an "or". After that first evaluation a
 ** change to one record costs O(log n) per query it enters, leaves or moves in, and one
 ** predicate check per query on its collection; nothing is ever evaluated again. A query keeps
-** its rows' keys and sort values (grouped: each record's group and what it adds to the
-** aggregates), not copies of the records; rows are read from the store when asked for or
-** delivered.
+** its rows' keys and sort values (grouped: its groups' aggregates), not copies of the records;
+** rows are read from the store when asked for or delivered.
 */
 typedef struct optimist_query optimist_query;
 

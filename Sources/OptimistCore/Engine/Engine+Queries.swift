@@ -86,10 +86,12 @@ extension Engine {
         .record(key: key, value: visible(c, key) ?? [:], status: recordStatus(c, key))
     }
 
-    /// Hands one changed record to the queries of its collection.
-    func follow(_ c: CollectionState, _ key: Key, value: Record?, status: RecordStatus) {
+    /// Hands one changed record to the queries of its collection: what it is now, and what it
+    /// was before the call (which is what the queries last saw of it).
+    func follow(_ c: CollectionState, _ key: Key, value: Record?, status: RecordStatus, old: Before) {
         for q in c.queries {
-            q.apply(key: key, value: value, status: status, changedInPlace: true, read: { self.queryRow(c, $0) })
+            q.apply(key: key, value: value, status: status, old: (old.value, old.status), changedInPlace: true,
+                    read: { self.queryRow(c, $0) })
             if !q.touched {
                 q.touched = true
                 queriesTouched.append(q)

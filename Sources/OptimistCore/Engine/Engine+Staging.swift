@@ -187,11 +187,13 @@ extension Engine {
         // counted its change as shown, which it no longer is.
         var overtaken = [(CollectionState, RecordAddress, new: Record?)]()
         for a in touched {
-            guard let new = s.layer.value(a.collection, a.key), let c = collections[a.collection],
-                  !s.reads.overlaid.contains(a) else { continue }
+            guard let new = s.layer.value(a.collection, a.key), let c = collections[a.collection] else { continue }
+            // What the listeners and live queries heard of last is the tap's: the batch's
+            // changes are told against it (a live query finds a row from its value before).
             if s.reads.before[a] != nil {
                 s.reads.before[a] = Before(value: try readVisible(c, a.key), status: recordStatus(c, a.key), cause: .server, forced: false)
             }
+            guard !s.reads.overlaid.contains(a) else { continue }
             s.reads.overlaid.insert(a)
             overtaken.append((c, a, new))
         }
@@ -249,7 +251,7 @@ extension Engine {
             if old.forced || differs {
                 h.others.append(Change(collection: a.collection, key: a.key, value: value, status: status, cause: old.cause))
             }
-            if differs && !c.queries.isEmpty { follow(c, a.key, value: value, status: status) }
+            if differs && !c.queries.isEmpty { follow(c, a.key, value: value, status: status, old: old) }
         }
         forgetTouches()
         h.subscriptions = subscriptions.sorted(by: { $0.key < $1.key }).map(\.value)
@@ -259,7 +261,7 @@ extension Engine {
                 let a = RecordAddress(collection: c.name, key: key)
                 guard let old = s.reads.before[a] else { continue }
                 let (value, status) = h.overlaid[a] ?? (s.layer.value(c.name, key) ?? nil, .confirmed)
-                if value != old.value || status != old.status { follow(c, key, value: value, status: status) }
+                if value != old.value || status != old.status { follow(c, key, value: value, status: status, old: old) }
             }
         }
         if !queriesTouched.isEmpty { takeQueryDeltas(into: &h.queries) }

@@ -321,7 +321,7 @@ final class Engine {
             if old.forced || differs {
                 changes.append(Change(collection: a.collection, key: a.key, value: value, status: status, cause: old.cause))
             }
-            if differs && !c.queries.isEmpty { follow(c, a.key, value: value, status: status) }
+            if differs && !c.queries.isEmpty { follow(c, a.key, value: value, status: status, old: old) }
         }
         before.removeAll(keepingCapacity: true)
         touchOrder.clearKeepingCapacity()

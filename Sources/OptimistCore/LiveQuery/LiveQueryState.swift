@@ -3,47 +3,64 @@ import OptimistModel
 /// A record row's place in a live query's order: its sort values and its key (which breaks
 /// ties, so no two rows compare equal). The record itself is not kept: rows are read from the
 /// visible state when they are shown.
+///
+/// The first sort value is held inline and the others in an array, empty (no allocation) for
+/// the usual one-field order: 56 bytes a row, in chunks (``OrderedRows``).
 struct RowEntry {
-    var values: [JSON?]
+    var first: JSON?
+    var rest: [JSON?]
     var key: Key
-    /// The key's first 16 bytes (``Key/orderingHead``), read once: rows that tie on their sort
-    /// values (most rows of a query ordered by a few distinct values, and every row of one in
-    /// key order) are told apart by these two integers, not by reaching the keys' bytes.
-    var head: (UInt64, UInt64)
 
-    init(values: [JSON?], key: Key) {
-        self.values = values
+    init(first: JSON?, rest: [JSON?], key: Key) {
+        self.first = first
+        self.rest = rest
         self.key = key
-        head = key.orderingHead
     }
+
+    /// A row of a query in key order (no sort values).
+    init(key: Key) { self.init(first: nil, rest: [], key: key) }
 
     /// The row order: each sort value in its item's direction (`descending`), then the key
     /// bytewise. As ``QuerySpec/compareRows(_:_:)``, with numbers (the usual sort values)
-    /// compared without the general comparison's switch, and keys by their heads first.
+    /// compared without the general comparison's switch or a copy of either value, and keys by
+    /// their first 16 bytes (``Key/orderingHead``, two integers) first: rows that tie on their
+    /// sort values (most rows of a query ordered by a few distinct values) are told apart
+    /// without reaching the keys' bytes.
     static func compare(_ a: RowEntry, _ b: RowEntry, descending: [Bool]) -> Int {
-        for i in descending.indices {
+        if !descending.isEmpty {
             let c: Int
-            if case .number(let x)? = a.values[i], case .number(let y)? = b.values[i] {
-                c = x < y ? -1 : (x > y ? 1 : 0)
+            if case .number(let u)? = a.first, case .number(let v)? = b.first {
+                c = u < v ? -1 : (u > v ? 1 : 0)
             } else {
-                c = QueryOrder.compare(a.values[i], b.values[i])
+                c = QueryOrder.compare(a.first, b.first)
             }
-            if c != 0 { return (c < 0) != descending[i] ? -1 : 1 }
+            if c != 0 { return (c < 0) != descending[0] ? -1 : 1 }
+            var i = 1
+            while i < descending.count {
+                let c = QueryOrder.compare(a.rest[i - 1], b.rest[i - 1])
+                if c != 0 { return (c < 0) != descending[i] ? -1 : 1 }
+                i += 1
+            }
         }
-        if a.head != b.head { return a.head < b.head ? -1 : 1 }
+        let ha = a.key.orderingHead, hb = b.key.orderingHead
+        if ha != hb { return ha < hb ? -1 : 1 }
         let c = compareBytes(a.key.string, b.key.string)
         return c < 0 ? -1 : (c > 0 ? 1 : 0)
     }
 }
 
 /// A live query's result, kept equal to the query over the visible state by following each
-/// changed record (``apply(key:value:status:changedInPlace:read:)``), never by a re-run.
+/// changed record (``apply(key:value:status:old:changedInPlace:read:)``), never by a re-run.
 ///
 /// Record queries keep every matching record's ``RowEntry`` in order (``OrderedRows``), not
 /// just the first `limit`: when a row of the window leaves, the next one enters without
-/// reading the collection again. Grouped queries keep, per matching record, its group and
-/// what it contributes to the aggregates (so a change or removal takes back exactly that),
-/// and per group its ``GroupAccumulator``.
+/// reading the collection again. Grouped queries keep per group its ``GroupAccumulator``.
+///
+/// Neither keeps a table by key: a changed record's old row (its entry, or its group and
+/// contribution) follows from its value before the call, which the engine hands over with
+/// the change. That value is exactly what the query last followed: every change a query hears
+/// of is told against the visible state before its call (a staged batch's too, against what
+/// a tap made between its steps: see ``Engine/publishStage(_:)``).
 ///
 /// Deltas are collected during a call and taken at its end (``takeDeltas()``). Record rows
 /// are read when their delta is made, at the call's end, when the engine's state is final;
@@ -58,10 +75,10 @@ final class LiveQueryState {
     /// Listed in the engine's queries touched by the call in progress.
     @exclusivity(unchecked) var touched = false
 
-    /// Each matching record's sort values, to find its row again when it changes. A query in
-    /// key order keeps none: a row's place follows from its key alone (a search in ``rows``),
-    /// which spares the table's entry for every record it follows.
-    @exclusivity(unchecked) private var members: [Key: [JSON?]] = [:]
+    /// Whether the rows are in key order: a row's place then follows from its key alone. In
+    /// any other order a changed record's row is found from its value before the call, which
+    /// the engine hands over (``apply(key:value:status:old:changedInPlace:read:)``): the query
+    /// keeps no table from keys to sort values.
     private let keyOrdered: Bool
     @exclusivity(unchecked) private var rows: OrderedRows<RowEntry>
 
@@ -69,7 +86,9 @@ final class LiveQueryState {
         var group: [JSON]
         var contribution: [JSON?]
     }
-    @exclusivity(unchecked) private var groupOf: [Key: Membership] = [:]
+    /// How many records the groups hold (their counts' total). A record's group and
+    /// contribution are not kept: a change finds them from the record's value before it.
+    @exclusivity(unchecked) private var grouped = 0
     @exclusivity(unchecked) private var groups: [[JSON]: GroupAccumulator] = [:]
     @exclusivity(unchecked) private var groupRows: OrderedRows<[JSON]>
 
@@ -92,17 +111,30 @@ final class LiveQueryState {
         limit = spec.limit ?? Int.max
         keyOrdered = spec.order.isEmpty && spec.group == nil
         let descending = spec.order.map(\.descending)
+        self.descending = descending
         rows = OrderedRows { a, b in RowEntry.compare(a, b, descending: descending) }
         groupRows = OrderedRows { a, b in QuerySpec.compareGroups(a, b) }
     }
 
     var isGrouped: Bool { spec.group != nil }
 
+    /// Each order item's direction.
+    private let descending: [Bool]
+
+    /// A matching record's entry: its sort values (the first inline, no array for a one-field
+    /// order) and key.
+    private func entry(_ record: Record, key: Key) -> RowEntry {
+        let order = spec.order
+        guard let head = order.first else { return RowEntry(key: key) }
+        let rest = order.count > 1 ? order.dropFirst().map { $0.field.value(in: record, key: key) } : []
+        return RowEntry(first: head.field.value(in: record, key: key), rest: rest, key: key)
+    }
+
     /// The number of rows: matching records, or groups, up to the limit.
     var count: Int { min(isGrouped ? groupRows.count : rows.count, limit) }
 
     /// How many records the query follows (for tests and memory figures).
-    var followed: Int { isGrouped ? groupOf.count : rows.count }
+    var followed: Int { isGrouped ? grouped : rows.count }
 
     /// The first evaluation: `records` are the visible records the query could hold (its
     /// collection, or the keys of its prefix), each once, with their status; the spec keeps
@@ -112,7 +144,7 @@ final class LiveQueryState {
             for r in records where spec.matches(key: r.key, record: r.value, status: r.status) {
                 let m = Membership(group: spec.groupValues(r.value, key: r.key),
                                    contribution: GroupAccumulator.contribution(of: r.value, key: r.key, aggregates: group.aggregates))
-                groupOf[r.key] = m
+                grouped += 1
                 groups[m.group, default: GroupAccumulator(group.aggregates)].add(m.contribution)
             }
             groupRows.load(sorted: groups.keys.sorted { QuerySpec.compareGroups($0, $1) < 0 })
@@ -120,9 +152,7 @@ final class LiveQueryState {
             var entries = [RowEntry]()
             entries.reserveCapacity(records.count)
             for r in records where spec.matches(key: r.key, record: r.value, status: r.status) {
-                let e = RowEntry(values: spec.sortValues(r.value, key: r.key), key: r.key)
-                if !keyOrdered { members[r.key] = e.values }
-                entries.append(e)
+                entries.append(entry(r.value, key: r.key))
             }
             let descending = spec.order.map(\.descending)
             entries.sort { RowEntry.compare($0, $1, descending: descending) < 0 }
@@ -130,50 +160,48 @@ final class LiveQueryState {
         }
     }
 
-    /// Follows one record's change: `value` and `status` are what it is now (nil: gone);
-    /// `changedInPlace` whether its value or status differs from before the call (a row that
-    /// stays where it is gets an update only then). `read` gives a record's row as it is now
-    /// (for a row that enters the window because another left it).
-    func apply(key: Key, value: Record?, status: RecordStatus, changedInPlace: Bool, read: (Key) -> QueryRow) {
+    /// Follows one record's change: `value` and `status` are what it is now (nil: gone), `old`
+    /// what it was when the query last followed it (the visible state before the call: the
+    /// engine's `before`); `changedInPlace` whether its value or status differs from before
+    /// the call (a row that stays where it is gets an update only then). `read` gives a
+    /// record's row as it is now (for a row that enters the window because another left it).
+    func apply(key: Key, value: Record?, status: RecordStatus, old before: (value: Record?, status: RecordStatus),
+               changedInPlace: Bool, read: (Key) -> QueryRow) {
         let matches = value.map { spec.matches(key: key, record: $0, status: status) } ?? false
         if isGrouped {
-            applyGrouped(key: key, value: matches ? value : nil)
+            let was = before.value.flatMap { v in spec.matches(key: key, record: v, status: before.status) ? v : nil }
+            applyGrouped(key: key, value: matches ? value : nil, before: was)
             return
         }
         let row = { QueryRow.record(key: key, value: value ?? [:], status: status) }
-        let old: [JSON?]?
+        let old: RowEntry?
         if keyOrdered {
-            let at = rows.index(of: RowEntry(values: [], key: key))
+            let probe = RowEntry(key: key)
+            let at = rows.index(of: probe)
             if let at, matches {
                 // In key order a row that stays never moves: one search finds it.
                 if at < limit, changedInPlace { steps.append(.update(at, row())) }
                 return
             }
-            old = at == nil ? nil : []
+            old = at == nil ? nil : probe
+        } else if let v = before.value, spec.matches(key: key, record: v, status: before.status) {
+            // Its row is where its value before the call put it.
+            old = entry(v, key: key)
         } else {
-            old = members[key]
+            old = nil
         }
         guard old != nil || matches else { return }
-        // The record's sort values now, computed once (nil when it leaves the result).
-        let values = matches ? value.map { spec.sortValues($0, key: key) } : nil
-        if let old, let values {
-            if spec.compareRows((old, key), (values, key)) == 0 {
-                // Its place is unchanged (a status change, a field the order does not read):
-                // found, not removed and inserted again.
-                if let p = rows.index(of: RowEntry(values: old, key: key)), p < limit, changedInPlace {
-                    steps.append(.update(p, row()))
-                }
-                return
-            }
+        // Its entry now, computed once (nil when it leaves the result).
+        let new = matches ? value.map { entry($0, key: key) } : nil
+        if let old, let new, RowEntry.compare(old, new, descending: descending) == 0 {
+            // Its place is unchanged (a status change, a field the order does not read):
+            // found, not removed and inserted again.
+            if let p = rows.index(of: old), p < limit, changedInPlace { steps.append(.update(p, row())) }
+            return
         }
         var p: Int?, q: Int?
-        if let old { p = rows.remove(RowEntry(values: old, key: key)) }
-        if let values {
-            if !keyOrdered { members[key] = values }
-            q = rows.insert(RowEntry(values: values, key: key))
-        } else {
-            if !keyOrdered { members.removeValue(forKey: key) }
-        }
+        if let old { p = rows.remove(old) }
+        if let new { q = rows.insert(new) }
         let entering = { (i: Int) in Step.insert(i, read(self.rows[i].key)) }
         switch (p, q) {
         case (let p?, let q?):
@@ -185,13 +213,16 @@ final class LiveQueryState {
         }
     }
 
-    private func applyGrouped(key: Key, value: Record?) {
+    /// `value`: the record now if it matches (else nil); `before`: the record before the call
+    /// if it matched then (else nil), which tells the group and contribution it had.
+    private func applyGrouped(key: Key, value: Record?, before: Record?) {
         guard let aggregates = spec.group?.aggregates else { return }
-        let old = groupOf[key]
-        let new = value.map { v in
+        func membership(_ v: Record) -> Membership {
             Membership(group: spec.groupValues(v, key: key),
                        contribution: GroupAccumulator.contribution(of: v, key: key, aggregates: aggregates))
         }
+        let old = before.map(membership)
+        let new = value.map(membership)
         if let old, let new, old.group == new.group {
             // Stays in its group: the group's row is updated in place (never deleted and
             // inserted again, even when this record is its only one).
@@ -201,13 +232,12 @@ final class LiveQueryState {
             // and stored back would copy its value lists, O(group size), on every change.
             groups[old.group]?.remove(old.contribution)
             groups[old.group]?.add(new.contribution)
-            groupOf[key] = new
             return
         }
         if let old, groups[old.group] != nil {
             noteGroupBefore(old.group)
             groups[old.group]?.remove(old.contribution)
-            groupOf.removeValue(forKey: key)
+            grouped -= 1
             if groups[old.group]?.count ?? 0 == 0 {
                 groups.removeValue(forKey: old.group)
                 let p = groupRows.remove(old.group)
@@ -215,7 +245,7 @@ final class LiveQueryState {
             }
         }
         if let new {
-            groupOf[key] = new
+            grouped += 1
             if groups[new.group] != nil {
                 noteGroupBefore(new.group)
                 groups[new.group]?.add(new.contribution)
