@@ -1046,6 +1046,13 @@ typedef void (*optimist_query_listener)(void *ctx, const char *deltas_json, size
 ** after it is visible, outside the store's locks, in call order; it may read and change the
 ** store. ctx is passed back untouched; keep it alive until the subscription ends.
 **
+** Calls made on two threads at once (a tap on one, the sync's pull on its own) each deliver on
+** their own thread, outside the store's locks, so their deltas may reach fn in either order,
+** even at once. Each list of deltas applies to the rows as its own call left them, so a mirror
+** fed from several threads can drift from the query: read its rows again with
+** optimist_query_rows after such overlaps (for example once the sync is idle). The Swift API
+** numbers each delivery and applies them in call order; C listeners get no number yet.
+**
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (q NULL, closed, or its store closed; fn or out_sub NULL).
 */
 int optimist_query_subscribe(optimist_query *q, optimist_query_listener fn, void *ctx, uint64_t *out_sub);

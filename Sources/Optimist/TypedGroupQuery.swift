@@ -192,6 +192,9 @@ public final class LiveGroups: Observable, Sendable {
         var rows: [GroupRow] = []
         var streams: [UInt64: AsyncStream<[GroupRow]>.Continuation] = [:]
         var nextStream: UInt64 = 0
+        /// As ``LiveResults``: the last delivery applied, and those that came early.
+        var applied: UInt64?
+        var waiting: [UInt64: [(QueryDelta, GroupRow?)]] = [:]
     }
 
     private let state = Mutex(State())
@@ -200,11 +203,16 @@ public final class LiveGroups: Observable, Sendable {
         self.spec = spec
         query = try storeCall { () throws(OptimistError) in try store.query(spec) }
         let box = WeakGroups(self)
-        let (rows, _) = try storeCall { () throws(OptimistError) in
-            try query.rowsAndSubscribe { deltas in box.target?.apply(deltas) }
+        let (rows, _, delivered) = try storeCall { () throws(OptimistError) in
+            try query.rowsAndSubscribeNumbered { number, deltas in box.target?.apply(number, deltas) }
         }
         let converted = rows.compactMap(convert)
-        state.withLock { $0.rows = converted }
+        state.withLock { s in
+            s.rows = converted
+            s.applied = delivered
+            s.waiting = s.waiting.filter { $0.key > delivered }  // in the rows already
+            Self.drain(&s)
+        }
     }
 
     deinit { query.close() }
@@ -247,27 +255,41 @@ public final class LiveGroups: Observable, Sendable {
         return GroupRow(collection: spec.collection, group: group, values: values, id: id)
     }
 
-    private func apply(_ deltas: [QueryDelta]) {
-        var converted = [Int: GroupRow]()  // outside the lock, by delta position
-        for (i, d) in deltas.enumerated() {
+    private func apply(_ number: UInt64, _ deltas: [QueryDelta]) {
+        let converted = deltas.map { d -> (QueryDelta, GroupRow?) in  // outside the lock
             switch d {
-            case .insert(_, let row), .update(_, let row): converted[i] = convert(row)
-            case .delete: break
+            case .insert(_, let row), .update(_, let row): (d, convert(row))
+            case .delete: (d, nil)
             }
         }
-        let (rows, streams) = state.withLock { s -> ([GroupRow], [AsyncStream<[GroupRow]>.Continuation]) in
-            for (i, d) in deltas.enumerated() {
-                switch (d, converted[i]) {
+        let (rows, streams, changed) = state.withLock { s -> ([GroupRow], [AsyncStream<[GroupRow]>.Continuation], Bool) in
+            let before = s.applied
+            s.waiting[number] = converted
+            Self.drain(&s)
+            return (s.rows, Array(s.streams.values), s.applied != before)
+        }
+        guard changed else { return }  // waits for an earlier call's
+        registrar.withMutation(of: self, keyPath: \.rows) {}
+        for c in streams { c.yield(rows) }
+    }
+}
+
+extension LiveGroups {
+    /// Applies the waiting deliveries that follow the last one applied, in order.
+    private static func drain(_ s: inout State) {
+        guard var applied = s.applied else { return }
+        while let next = s.waiting.removeValue(forKey: applied + 1) {
+            for (d, r) in next {
+                switch (d, r) {
                 case (.insert(let at, _), let r?): if at >= 0 && at <= s.rows.count { s.rows.insert(r, at: at) }
                 case (.update(let at, _), let r?): if at >= 0 && at < s.rows.count { s.rows[at] = r }
                 case (.delete(let at), _): if at >= 0 && at < s.rows.count { s.rows.remove(at: at) }
                 default: break
                 }
             }
-            return (s.rows, Array(s.streams.values))
+            applied += 1
         }
-        registrar.withMutation(of: self, keyPath: \.rows) {}
-        for c in streams { c.yield(rows) }
+        s.applied = applied
     }
 }
 

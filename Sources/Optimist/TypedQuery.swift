@@ -173,6 +173,11 @@ public final class LiveResults<Value: Codable & Sendable>: Observable, Sendable 
         var failures: [DecodeFailure] = []
         var streams: [UInt64: AsyncStream<[TypedRow<Value>]>.Continuation] = [:]
         var nextStream: UInt64 = 0
+        /// The number of the last delivery applied (nil until the first rows are in), and the
+        /// deliveries that came before an earlier one: calls made on two threads at once may
+        /// deliver in either order, and deltas apply in the order of their calls.
+        var applied: UInt64?
+        var waiting: [UInt64: [(QueryDelta, Entry?)]] = [:]
     }
 
     private let state = Mutex(State())
@@ -182,12 +187,15 @@ public final class LiveResults<Value: Codable & Sendable>: Observable, Sendable 
         self.collection = collection
         query = try storeCall { () throws(OptimistError) in try collection.store.query(spec) }
         let box = WeakResults(self)
-        let (rows, _) = try storeCall { () throws(OptimistError) in
-            try query.rowsAndSubscribe { deltas in box.target?.apply(deltas) }
+        let (rows, _, delivered) = try storeCall { () throws(OptimistError) in
+            try query.rowsAndSubscribeNumbered { number, deltas in box.target?.apply(number, deltas) }
         }
         let entries = rows.map(decode)
         state.withLock { s in
             s.entries = entries
+            s.applied = delivered
+            s.waiting = s.waiting.filter { $0.key > delivered }  // in the rows already
+            Self.drain(&s)
             Self.project(&s)
         }
     }
@@ -241,32 +249,46 @@ public final class LiveResults<Value: Codable & Sendable>: Observable, Sendable 
         }
     }
 
-    private func apply(_ deltas: [QueryDelta]) {
-        var decoded = [Int: Entry]()  // decoded outside the lock, by delta position
-        for (i, d) in deltas.enumerated() {
+    private func apply(_ number: UInt64, _ deltas: [QueryDelta]) {
+        // Decoded outside the lock.
+        let decoded = deltas.map { d -> (QueryDelta, Entry?) in
             switch d {
-            case .insert(_, let row), .update(_, let row): decoded[i] = decode(row)
-            case .delete: break
+            case .insert(_, let row), .update(_, let row): (d, decode(row))
+            case .delete: (d, nil)
             }
         }
         var failuresChanged = false
-        let (rows, streams) = state.withLock { s -> ([TypedRow<Value>], [AsyncStream<[TypedRow<Value>]>.Continuation]) in
+        let (rows, streams, changed) = state.withLock { s -> ([TypedRow<Value>], [AsyncStream<[TypedRow<Value>]>.Continuation], Bool) in
             let failuresBefore = s.failures
-            for (i, d) in deltas.enumerated() {
-                switch (d, decoded[i]) {
+            let before = s.applied
+            s.waiting[number] = decoded
+            Self.drain(&s)
+            guard s.applied != before else { return (s.rows, [], false) }
+            Self.project(&s)
+            failuresChanged = s.failures != failuresBefore
+            return (s.rows, Array(s.streams.values), true)
+        }
+        guard changed else { return }  // waits for an earlier call's
+        registrar.withMutation(of: self, keyPath: \.rows) {}
+        if failuresChanged { registrar.withMutation(of: self, keyPath: \.failures) {} }
+        for c in streams { c.yield(rows) }
+    }
+
+    /// Applies the waiting deliveries that follow the last one applied, in order.
+    private static func drain(_ s: inout State) {
+        guard var applied = s.applied else { return }
+        while let next = s.waiting.removeValue(forKey: applied + 1) {
+            for (d, e) in next {
+                switch (d, e) {
                 case (.insert(let at, _), let e?): if at >= 0 && at <= s.entries.count { s.entries.insert(e, at: at) }
                 case (.update(let at, _), let e?): if at >= 0 && at < s.entries.count { s.entries[at] = e }
                 case (.delete(let at), _): if at >= 0 && at < s.entries.count { s.entries.remove(at: at) }
                 default: break
                 }
             }
-            Self.project(&s)
-            failuresChanged = s.failures != failuresBefore
-            return (s.rows, Array(s.streams.values))
+            applied += 1
         }
-        registrar.withMutation(of: self, keyPath: \.rows) {}
-        if failuresChanged { registrar.withMutation(of: self, keyPath: \.failures) {} }
-        for c in streams { c.yield(rows) }
+        s.applied = applied
     }
 
     private static func project(_ s: inout State) {

@@ -11,8 +11,9 @@ import OptimistTestSupport
 /// what the tap left, not what the batch read: at the end, each query's rows equal a
 /// brute-force evaluation.
 ///
-/// (A mirror built from the deltas is not checked here: listeners run outside the store's
-/// locks on the thread of each call, so two threads' deliveries can arrive in either order.)
+/// Listeners run outside the store's locks on the thread of each call, so the two threads'
+/// deliveries can arrive in either order: a mirror that applies them in the order of their
+/// numbers (``LiveQuery/subscribeNumbered(_:)``) must equal the rows too.
 @Suite struct LiveQueryThreadsTests {
     static let specs = [
         #"{"collection": "a", "where": {"field": "n", "ge": 0}, "order": [{"field": "n", "desc": true}], "limit": 3}"#,
@@ -27,7 +28,15 @@ import OptimistTestSupport
         s.stagingThreshold = 1
         let keys = (0..<40).map { Key("k\($0)") }
         var queries = [LiveQuery]()
-        for text in Self.specs { queries.append(try s.query(json: text)) }
+        var mirrors = [NumberedMirror]()
+        for text in Self.specs {
+            let q = try s.query(json: text)
+            let mirror = NumberedMirror()
+            let (rows, _, delivered) = try q.rowsAndSubscribeNumbered { n, deltas in mirror.take(n, deltas) }
+            mirror.start(rows, after: delivered)
+            queries.append(q)
+            mirrors.append(mirror)
+        }
         let done = Atomic<Bool>(false), finished = Atomic<Bool>(false)
         let tapper = Thread {
             defer { finished.store(true, ordering: .releasing) }
@@ -63,7 +72,47 @@ import OptimistTestSupport
             let want = try LiveQueryRun.expectedRows(s, q.spec)
             #expect(try q.rows() == want, "query \(i)")
             #expect(try q.count() == want.count, "query \(i)'s count")
+            #expect(mirrors[i].rows == want, "query \(i)'s mirror, its deltas applied in the order of their numbers")
         }
         try s.close()
+    }
+}
+
+/// A query's rows rebuilt from numbered deliveries, each applied once those before it were.
+final class NumberedMirror: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: [QueryRow] = []
+    private var applied: UInt64?
+    private var waiting: [UInt64: [QueryDelta]] = [:]
+
+    func start(_ rows: [QueryRow], after delivered: UInt64) {
+        lock.lock()
+        defer { lock.unlock() }
+        current = rows
+        applied = delivered
+        waiting = waiting.filter { $0.key > delivered }
+        drain()
+    }
+
+    func take(_ number: UInt64, _ deltas: [QueryDelta]) {
+        lock.lock()
+        defer { lock.unlock() }
+        waiting[number] = deltas
+        drain()
+    }
+
+    var rows: [QueryRow] {
+        lock.lock()
+        defer { lock.unlock() }
+        return current
+    }
+
+    private func drain() {
+        guard var n = applied else { return }
+        while let next = waiting.removeValue(forKey: n + 1) {
+            QueryDelta.apply(next, to: &current)
+            n += 1
+        }
+        applied = n
     }
 }

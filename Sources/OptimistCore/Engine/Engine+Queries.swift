@@ -106,8 +106,10 @@ extension Engine {
             q.touched = false
             let deltas = q.takeDeltas()
             guard !deltas.isEmpty else { continue }
+            q.delivered += 1
+            let number = q.delivered
             for (_, listener) in q.listeners.sorted(by: { $0.key < $1.key }) {
-                delivery.append(({ _ in listener(deltas) }, []))
+                delivery.append(({ _ in listener(number, deltas) }, []))
             }
         }
     }

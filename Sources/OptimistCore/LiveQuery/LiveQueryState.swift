@@ -71,7 +71,12 @@ final class LiveQueryState {
     let spec: QuerySpec
     /// The spec's limit, or `Int.max`.
     let limit: Int
-    @exclusivity(unchecked) var listeners: [UInt64: @Sendable ([QueryDelta]) -> Void] = [:]
+    /// Each listener gets a call's deltas with the call's number among the query's deliveries
+    /// (``delivered``): listeners run outside the store's locks on each call's own thread, so
+    /// two threads' deliveries may arrive in either order, and the number puts them back.
+    @exclusivity(unchecked) var listeners: [UInt64: @Sendable (UInt64, [QueryDelta]) -> Void] = [:]
+    /// How many calls changed the rows (the last delivery's number; 0: none yet).
+    @exclusivity(unchecked) var delivered: UInt64 = 0
     /// Listed in the engine's queries touched by the call in progress.
     @exclusivity(unchecked) var touched = false
 

@@ -85,7 +85,7 @@ extension Store {
         }
     }
 
-    func querySubscribe(_ id: UInt64, _ listener: @escaping @Sendable ([QueryDelta]) -> Void) throws(OptimistError) -> UInt64 {
+    func querySubscribe(_ id: UInt64, _ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void) throws(OptimistError) -> UInt64 {
         try arrange { e throws(OptimistError) in
             let q = try e.liveQuery(id)
             let sub = e.nextSubscription
@@ -97,16 +97,16 @@ extension Store {
 
     /// Subscribes and reads the rows in one step under both locks: no call falls between
     /// the rows and the first deltas.
-    func querySubscribeReading(_ id: UInt64, _ listener: @escaping @Sendable ([QueryDelta]) -> Void) throws(OptimistError)
-        -> (rows: [QueryRow], subscription: UInt64) {
+    func querySubscribeReading(_ id: UInt64, _ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void) throws(OptimistError)
+        -> (rows: [QueryRow], subscription: UInt64, delivered: UInt64) {
         try arrange { e throws(OptimistError) in
             defer { e.storage.endCall() }
             let q = try e.liveQuery(id)
             let sub = e.nextSubscription
             e.nextSubscription += 1
             q.listeners[sub] = listener
-            guard let c = e.collections[q.spec.collection] else { return ([], sub) }
-            return (q.rows(offset: 0, count: 0, read: { e.queryRow(c, $0) }), sub)
+            guard let c = e.collections[q.spec.collection] else { return ([], sub, q.delivered) }
+            return (q.rows(offset: 0, count: 0, read: { e.queryRow(c, $0) }), sub, q.delivered)
         }
     }
 
@@ -163,6 +163,22 @@ public final class LiveQuery: Sendable {
     /// ```
     @discardableResult
     public func subscribe(_ listener: @escaping @Sendable ([QueryDelta]) -> Void) throws(OptimistError) -> UInt64 {
+        try store.querySubscribe(id) { _, deltas in listener(deltas) }
+    }
+
+    /// ``subscribe(_:)`` with each call's number among the query's deliveries (1, 2, ...):
+    /// listeners run on each call's own thread, so calls made on two threads at once may
+    /// deliver in either order; the numbers tell the order their deltas apply in (a mirror of
+    /// the rows keeps early ones until the ones before them have come, as the Swift API's
+    /// typed results do).
+    ///
+    /// ```swift
+    /// let (rows, _, last) = try query.rowsAndSubscribeNumbered { number, deltas in
+    ///     mirror.take(number, deltas)   // applies number last + 1, then the next, ...
+    /// }
+    /// ```
+    @discardableResult
+    public func subscribeNumbered(_ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void) throws(OptimistError) -> UInt64 {
         try store.querySubscribe(id, listener)
     }
 
@@ -175,6 +191,15 @@ public final class LiveQuery: Sendable {
     /// ```
     public func rowsAndSubscribe(_ listener: @escaping @Sendable ([QueryDelta]) -> Void) throws(OptimistError)
         -> (rows: [QueryRow], subscription: UInt64) {
+        let r = try store.querySubscribeReading(id) { _, deltas in listener(deltas) }
+        return (r.rows, r.subscription)
+    }
+
+    /// ``rowsAndSubscribe(_:)`` with numbered deliveries (``subscribeNumbered(_:)``), and the
+    /// number of the last delivery the rows include: the next one the listener gets that
+    /// applies to them is that plus one.
+    public func rowsAndSubscribeNumbered(_ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void) throws(OptimistError)
+        -> (rows: [QueryRow], subscription: UInt64, delivered: UInt64) {
         try store.querySubscribeReading(id, listener)
     }
 
