@@ -192,9 +192,8 @@ public final class LiveGroups: Observable, Sendable {
         var rows: [GroupRow] = []
         var streams: [UInt64: AsyncStream<[GroupRow]>.Continuation] = [:]
         var nextStream: UInt64 = 0
-        /// As ``LiveResults``: the last delivery applied, and those that came early.
-        var applied: UInt64?
-        var waiting: [UInt64: [(QueryDelta, GroupRow?)]] = [:]
+        /// Deliveries in the order of their calls (two threads' may arrive in either order).
+        var order = NumberedDeltas<GroupRow>()
     }
 
     private let state = Mutex(State())
@@ -209,9 +208,7 @@ public final class LiveGroups: Observable, Sendable {
         let converted = rows.compactMap(convert)
         state.withLock { s in
             s.rows = converted
-            s.applied = delivered
-            s.waiting = s.waiting.filter { $0.key > delivered }  // in the rows already
-            Self.drain(&s)
+            s.order.start(after: delivered, to: &s.rows)
         }
     }
 
@@ -263,33 +260,12 @@ public final class LiveGroups: Observable, Sendable {
             }
         }
         let (rows, streams, changed) = state.withLock { s -> ([GroupRow], [AsyncStream<[GroupRow]>.Continuation], Bool) in
-            let before = s.applied
-            s.waiting[number] = converted
-            Self.drain(&s)
-            return (s.rows, Array(s.streams.values), s.applied != before)
+            let changed = s.order.take(number, converted, to: &s.rows)
+            return (s.rows, Array(s.streams.values), changed)
         }
         guard changed else { return }  // waits for an earlier call's
         registrar.withMutation(of: self, keyPath: \.rows) {}
         for c in streams { c.yield(rows) }
-    }
-}
-
-extension LiveGroups {
-    /// Applies the waiting deliveries that follow the last one applied, in order.
-    private static func drain(_ s: inout State) {
-        guard var applied = s.applied else { return }
-        while let next = s.waiting.removeValue(forKey: applied + 1) {
-            for (d, r) in next {
-                switch (d, r) {
-                case (.insert(let at, _), let r?): if at >= 0 && at <= s.rows.count { s.rows.insert(r, at: at) }
-                case (.update(let at, _), let r?): if at >= 0 && at < s.rows.count { s.rows[at] = r }
-                case (.delete(let at), _): if at >= 0 && at < s.rows.count { s.rows.remove(at: at) }
-                default: break
-                }
-            }
-            applied += 1
-        }
-        s.applied = applied
     }
 }
 

@@ -173,11 +173,8 @@ public final class LiveResults<Value: Codable & Sendable>: Observable, Sendable 
         var failures: [DecodeFailure] = []
         var streams: [UInt64: AsyncStream<[TypedRow<Value>]>.Continuation] = [:]
         var nextStream: UInt64 = 0
-        /// The number of the last delivery applied (nil until the first rows are in), and the
-        /// deliveries that came before an earlier one: calls made on two threads at once may
-        /// deliver in either order, and deltas apply in the order of their calls.
-        var applied: UInt64?
-        var waiting: [UInt64: [(QueryDelta, Entry?)]] = [:]
+        /// Deliveries in the order of their calls (two threads' may arrive in either order).
+        var order = NumberedDeltas<Entry>()
     }
 
     private let state = Mutex(State())
@@ -193,9 +190,7 @@ public final class LiveResults<Value: Codable & Sendable>: Observable, Sendable 
         let entries = rows.map(decode)
         state.withLock { s in
             s.entries = entries
-            s.applied = delivered
-            s.waiting = s.waiting.filter { $0.key > delivered }  // in the rows already
-            Self.drain(&s)
+            s.order.start(after: delivered, to: &s.entries)
             Self.project(&s)
         }
     }
@@ -260,10 +255,7 @@ public final class LiveResults<Value: Codable & Sendable>: Observable, Sendable 
         var failuresChanged = false
         let (rows, streams, changed) = state.withLock { s -> ([TypedRow<Value>], [AsyncStream<[TypedRow<Value>]>.Continuation], Bool) in
             let failuresBefore = s.failures
-            let before = s.applied
-            s.waiting[number] = decoded
-            Self.drain(&s)
-            guard s.applied != before else { return (s.rows, [], false) }
+            guard s.order.take(number, decoded, to: &s.entries) else { return (s.rows, [], false) }
             Self.project(&s)
             failuresChanged = s.failures != failuresBefore
             return (s.rows, Array(s.streams.values), true)
@@ -272,23 +264,6 @@ public final class LiveResults<Value: Codable & Sendable>: Observable, Sendable 
         registrar.withMutation(of: self, keyPath: \.rows) {}
         if failuresChanged { registrar.withMutation(of: self, keyPath: \.failures) {} }
         for c in streams { c.yield(rows) }
-    }
-
-    /// Applies the waiting deliveries that follow the last one applied, in order.
-    private static func drain(_ s: inout State) {
-        guard var applied = s.applied else { return }
-        while let next = s.waiting.removeValue(forKey: applied + 1) {
-            for (d, e) in next {
-                switch (d, e) {
-                case (.insert(let at, _), let e?): if at >= 0 && at <= s.entries.count { s.entries.insert(e, at: at) }
-                case (.update(let at, _), let e?): if at >= 0 && at < s.entries.count { s.entries[at] = e }
-                case (.delete(let at), _): if at >= 0 && at < s.entries.count { s.entries.remove(at: at) }
-                default: break
-                }
-            }
-            applied += 1
-        }
-        s.applied = applied
     }
 
     private static func project(_ s: inout State) {
