@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from markdown_block import write_block
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "Benchmarks" / "results"
 BEGIN, END = "<!-- queries:begin -->", "<!-- queries:end -->"
@@ -106,14 +108,7 @@ def main():
     rows = screen_rows(lines)
     has_plot = bool(rows) and plot(rows, RESULTS / "screen.png")
     md = markdown(lines, rows, has_plot)
-    bench = ROOT / "BENCHMARKS.md"
-    text = bench.read_text() if bench.exists() else ""
-    block = f"{BEGIN}\n{md}{END}\n"
-    if BEGIN in text and END in text:
-        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) + 1:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    bench.write_text(text)
+    write_block(ROOT / "BENCHMARKS.md", BEGIN, END, md)
     print(md)
 
 

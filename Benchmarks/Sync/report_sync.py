@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "Benchmarks"))
+from markdown_block import write_block  # noqa: E402  (after the path it lives on)
+
 BEGIN, END = "<!-- sync:begin -->", "<!-- sync:end -->"
 
 
@@ -48,14 +51,7 @@ def main():
     (results / "sync.json").write_text(json.dumps(lines, indent=1) + "\n")
     md = table(lines)
     (results / "sync.md").write_text(md)
-    bench = ROOT / "BENCHMARKS.md"
-    text = bench.read_text() if bench.exists() else ""
-    block = f"{BEGIN}\n{md}{END}\n"
-    if BEGIN in text and END in text:
-        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) + 1:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    bench.write_text(text)
+    write_block(ROOT / "BENCHMARKS.md", BEGIN, END, md)
     print(md)
 
 

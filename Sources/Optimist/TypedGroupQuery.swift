@@ -190,8 +190,7 @@ public final class LiveGroups: Observable, Sendable {
 
     private struct State {
         var rows: [GroupRow] = []
-        var streams: [UInt64: AsyncStream<[GroupRow]>.Continuation] = [:]
-        var nextStream: UInt64 = 0
+        var streams = RowStreams<GroupRow>()
         /// Deliveries in the order of their calls (two threads' may arrive in either order).
         var order = NumberedDeltas<GroupRow>()
     }
@@ -201,7 +200,7 @@ public final class LiveGroups: Observable, Sendable {
     init(store: Store, spec: QuerySpec) throws(CollectionError) {
         self.spec = spec
         query = try storeCall { () throws(OptimistError) in try store.query(spec) }
-        let box = WeakGroups(self)
+        let box = WeakTarget(self)
         let (rows, _, delivered) = try storeCall { () throws(OptimistError) in
             try query.rowsAndSubscribeNumbered { number, deltas in box.target?.apply(number, deltas) }
         }
@@ -224,25 +223,15 @@ public final class LiveGroups: Observable, Sendable {
     /// consumer stops iterating or the query closes.
     public func updates() -> AsyncStream<[GroupRow]> {
         let (stream, continuation) = AsyncStream<[GroupRow]>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLock { s -> UInt64 in
-            s.nextStream += 1
-            s.streams[s.nextStream] = continuation
-            continuation.yield(s.rows)
-            return s.nextStream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.streams.removeValue(forKey: id) }
-        }
+        let id = state.withLock { s in s.streams.add(continuation, now: s.rows) }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { $0.streams.remove(id) } }
         return stream
     }
 
     /// Stops following the store; ``updates()`` sequences end. Closing twice is a no-op.
     public func close() {
         query.close()
-        let streams = state.withLock { s -> [AsyncStream<[GroupRow]>.Continuation] in
-            defer { s.streams.removeAll() }
-            return Array(s.streams.values)
-        }
+        let streams = state.withLock { $0.streams.takeAll() }
         for c in streams { c.finish() }
     }
 
@@ -261,20 +250,10 @@ public final class LiveGroups: Observable, Sendable {
         }
         let (rows, streams, changed) = state.withLock { s -> ([GroupRow], [AsyncStream<[GroupRow]>.Continuation], Bool) in
             let changed = s.order.take(number, converted, to: &s.rows)
-            return (s.rows, Array(s.streams.values), changed)
+            return (s.rows, s.streams.all, changed)
         }
         guard changed else { return }  // waits for an earlier call's
         registrar.withMutation(of: self, keyPath: \.rows) {}
         for c in streams { c.yield(rows) }
     }
-}
-
-/// The groups a query's listener updates, held weakly (releasing them closes the query).
-private final class WeakGroups: Sendable {
-    private let ref = Mutex<Weak?>(nil)
-    private struct Weak: @unchecked Sendable { weak var value: LiveGroups? }
-
-    init(_ target: LiveGroups) { ref.withLock { $0 = Weak(value: target) } }
-
-    var target: LiveGroups? { ref.withLock { $0?.value } }
 }

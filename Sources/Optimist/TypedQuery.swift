@@ -171,8 +171,7 @@ public final class LiveResults<Value: Codable & Sendable>: Observable, Sendable 
         var entries: [Entry] = []
         var rows: [TypedRow<Value>] = []
         var failures: [DecodeFailure] = []
-        var streams: [UInt64: AsyncStream<[TypedRow<Value>]>.Continuation] = [:]
-        var nextStream: UInt64 = 0
+        var streams = RowStreams<TypedRow<Value>>()
         /// Deliveries in the order of their calls (two threads' may arrive in either order).
         var order = NumberedDeltas<Entry>()
     }
@@ -183,7 +182,7 @@ public final class LiveResults<Value: Codable & Sendable>: Observable, Sendable 
         self.spec = spec
         self.collection = collection
         query = try storeCall { () throws(OptimistError) in try collection.store.query(spec) }
-        let box = WeakResults(self)
+        let box = WeakTarget(self)
         let (rows, _, delivered) = try storeCall { () throws(OptimistError) in
             try query.rowsAndSubscribeNumbered { number, deltas in box.target?.apply(number, deltas) }
         }
@@ -213,25 +212,15 @@ public final class LiveResults<Value: Codable & Sendable>: Observable, Sendable 
     /// stops iterating or the query closes.
     public func updates() -> AsyncStream<[TypedRow<Value>]> {
         let (stream, continuation) = AsyncStream<[TypedRow<Value>]>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLock { s -> UInt64 in
-            s.nextStream += 1
-            s.streams[s.nextStream] = continuation
-            continuation.yield(s.rows)
-            return s.nextStream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.streams.removeValue(forKey: id) }
-        }
+        let id = state.withLock { s in s.streams.add(continuation, now: s.rows) }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { $0.streams.remove(id) } }
         return stream
     }
 
     /// Stops following the store; ``updates()`` sequences end. Closing twice is a no-op.
     public func close() {
         query.close()
-        let streams = state.withLock { s -> [AsyncStream<[TypedRow<Value>]>.Continuation] in
-            defer { s.streams.removeAll() }
-            return Array(s.streams.values)
-        }
+        let streams = state.withLock { $0.streams.takeAll() }
         for c in streams { c.finish() }
     }
 
@@ -258,7 +247,7 @@ public final class LiveResults<Value: Codable & Sendable>: Observable, Sendable 
             guard s.order.take(number, decoded, to: &s.entries) else { return (s.rows, [], false) }
             Self.project(&s)
             failuresChanged = s.failures != failuresBefore
-            return (s.rows, Array(s.streams.values), true)
+            return (s.rows, s.streams.all, true)
         }
         guard changed else { return }  // waits for an earlier call's
         registrar.withMutation(of: self, keyPath: \.rows) {}
@@ -279,15 +268,4 @@ public final class LiveResults<Value: Codable & Sendable>: Observable, Sendable 
         s.rows = rows
         s.failures = failures
     }
-}
-
-/// The results a query's listener updates, held weakly: the query (and its listener) must not
-/// keep the results alive, since releasing them is what closes the query.
-private final class WeakResults<Value: Codable & Sendable>: Sendable {
-    private let ref = Mutex<Weak?>(nil)
-    private struct Weak: @unchecked Sendable { weak var value: LiveResults<Value>? }
-
-    init(_ target: LiveResults<Value>) { ref.withLock { $0 = Weak(value: target) } }
-
-    var target: LiveResults<Value>? { ref.withLock { $0?.value } }
 }

@@ -60,20 +60,9 @@ package enum IndexKey {
     /// Whether `a` sorts before `b` (bytewise, a prefix first).
     package static func less(_ a: [UInt8], _ b: [UInt8]) -> Bool { compare(a, b) < 0 }
 
-    /// -1, 0 or 1 as `a` sorts before, with or after `b` (bytewise, a prefix first).
-    package static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        a.withUnsafeBufferPointer { x in
-            b.withUnsafeBufferPointer { y in
-                let n = Swift.min(x.count, y.count)
-                var i = 0
-                while i < n {
-                    if x[i] != y[i] { return x[i] < y[i] ? -1 : 1 }
-                    i += 1
-                }
-                return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
-            }
-        }
-    }
+    /// -1, 0 or 1 as `a` sorts before, with or after `b` (bytewise, a prefix first): the
+    /// comparison ``QueryOrder`` makes of canonical texts.
+    package static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int { QueryOrder.compareText(a, b) }
 }
 
 /// A span of index sort keys: from `lower` (inclusive) to `upper` (exclusive; nil: to the end).
