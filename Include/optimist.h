@@ -1050,12 +1050,46 @@ typedef void (*optimist_query_listener)(void *ctx, const char *deltas_json, size
 ** their own thread, outside the store's locks, so their deltas may reach fn in either order,
 ** even at once. Each list of deltas applies to the rows as its own call left them, so a mirror
 ** fed from several threads can drift from the query: read its rows again with
-** optimist_query_rows after such overlaps (for example once the sync is idle). The Swift API
-** numbers each delivery and applies them in call order; C listeners get no number yet.
+** optimist_query_rows after such overlaps (for example once the sync is idle), or subscribe
+** with optimist_query_subscribe_numbered, whose deliveries carry the number that orders them.
 **
 ** Returns OPTIMIST_OK; OPTIMIST_MISUSE (q NULL, closed, or its store closed; fn or out_sub NULL).
 */
 int optimist_query_subscribe(optimist_query *q, optimist_query_listener fn, void *ctx, uint64_t *out_sub);
+
+/*
+** A numbered query listener: as optimist_query_listener, with number, the delivery's place
+** among all of q's deliveries (1, 2, ...): delivery number n + 1 applies to the rows as
+** delivery n left them.
+*/
+typedef void (*optimist_query_numbered_listener)(void *ctx, uint64_t number, const char *deltas_json,
+                                                 size_t n_deltas);
+
+/*
+** optimist_query_subscribe with numbered deliveries, for a mirror of the rows kept right
+** whatever threads the changes come from: apply delivery number n + 1 only after n, keeping one
+** that comes early (on another thread, at once) until those before it have come. The numbers a
+** subscription gets follow each other with no gap, from *out_delivered + 1 on.
+**
+** With out_rows_json not NULL, the rows (as optimist_query_rows writes them, all of them) are
+** read in the same step as the subscription is made, so no call falls between them: the first
+** delivery to apply to them is *out_delivered + 1. Free *out_rows_json with optimist_free.
+** With it NULL, nothing is read and *out_delivered is the number of q's last delivery before the
+** subscription. out_delivered may be NULL.
+**
+**   static void on_deltas(void *ctx, uint64_t number, const char *deltas, size_t n) {
+**       struct screen *sc = ctx;                  // sc->next starts at delivered + 1
+**       hold(sc, number, deltas);                 // keep a copy: the text ends with the call
+**       while (have(sc, sc->next)) apply(sc, take(sc, sc->next++));   // under sc's own mutex
+**   }
+**   char *rows; uint64_t sub, delivered;
+**   optimist_query_subscribe_numbered(q, on_deltas, &screen, &sub, &rows, &delivered);
+**
+** Returns OPTIMIST_OK; OPTIMIST_MISUSE (q NULL, closed, or its store closed; fn or out_sub NULL).
+** On failure no subscription is made and *out_rows_json is not written.
+*/
+int optimist_query_subscribe_numbered(optimist_query *q, optimist_query_numbered_listener fn, void *ctx,
+                                      uint64_t *out_sub, char **out_rows_json, uint64_t *out_delivered);
 
 /*
 ** Ends subscription sub of q.

@@ -263,6 +263,178 @@ static void note_sync(optimist_store *s) {
 }
 
 /* ------------------------------------------------------------------------------------------
+ * The screen: today's logs, longest first, and today's totals, as two live queries the
+ * library keeps current. The UI reads their rows once, in the same step as it subscribes
+ * (optimist_query_subscribe_numbered), and then only applies the deltas it is sent: it never
+ * reloads them. Deliveries are numbered: the sync's thread and the UI's may both change the
+ * store, and a delivery that comes before its turn waits until the ones before it are applied.
+ * ---------------------------------------------------------------------------------------- */
+
+enum { SCREEN_ROWS = 32, SCREEN_HELD = 64 };
+
+typedef struct {
+    optimist_query *q;
+    pthread_mutex_t mu;
+    char *rows[SCREEN_ROWS]; /* each row's canonical JSON text */
+    size_t n;
+    uint64_t next;           /* the number of the next delivery to apply */
+    char *held[SCREEN_HELD]; /* deliveries that came before their turn, by number */
+    int broken;              /* a delta that did not fit the rows (the checks then fail) */
+} screen;
+
+/* The end of the JSON value at p (an object, array, string or literal), or NULL. */
+static const char *json_end(const char *p) {
+    int depth = 0, in_string = 0;
+    for (; *p; p++) {
+        if (in_string) {
+            if (*p == '\\' && p[1]) p++;
+            else if (*p == '"') in_string = 0;
+            if (!in_string && depth == 0) return p + 1;
+        } else if (*p == '"') {
+            in_string = 1;
+        } else if (*p == '{' || *p == '[') {
+            depth++;
+        } else if (*p == '}' || *p == ']') {
+            if (--depth == 0) return p + 1;
+            if (depth < 0) return NULL;
+        } else if (depth == 0 && (*p == ',' || *p == '}')) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+static char *copy_span(const char *from, const char *to) {
+    char *out = malloc((size_t)(to - from) + 1);
+    if (!out) exit(1);
+    memcpy(out, from, (size_t)(to - from));
+    out[to - from] = '\0';
+    return out;
+}
+
+/* Fills the screen from a JSON array of rows. */
+static void screen_fill(screen *sc, const char *rows) {
+    const char *p = rows + 1; /* after '[' */
+    while (*p == '{' && sc->n < SCREEN_ROWS) {
+        const char *end = json_end(p);
+        if (!end) { sc->broken = 1; return; }
+        sc->rows[sc->n++] = copy_span(p, end);
+        p = *end == ',' ? end + 1 : end;
+    }
+}
+
+/* Applies one delivery's deltas; canonical JSON puts a delta's members in the order index,
+ * op, row: {"index":I,"op":"insert","row":{...}}. */
+static void screen_apply(screen *sc, const char *deltas) {
+    const char *p = deltas + 1;
+    while (*p == '{') {
+        const char *end = json_end(p);
+        char op[8] = "";
+        long i = -1;
+        if (!end || sscanf(p, "{\"index\":%ld,\"op\":\"%7[a-z]\"", &i, op) != 2 || i < 0) { sc->broken = 1; return; }
+        const char *row = strstr(p, ",\"row\":");
+        char *text = row && row < end ? copy_span(row + 7, end - 1) : NULL;
+        size_t at = (size_t)i;
+        if (same(op, "insert") && text && at <= sc->n && sc->n < SCREEN_ROWS) {
+            memmove(&sc->rows[at + 1], &sc->rows[at], (sc->n - at) * sizeof *sc->rows);
+            sc->rows[at] = text;
+            sc->n++;
+        } else if (same(op, "update") && text && at < sc->n) {
+            free(sc->rows[at]);
+            sc->rows[at] = text;
+        } else if (same(op, "delete") && at < sc->n) {
+            free(sc->rows[at]);
+            memmove(&sc->rows[at], &sc->rows[at + 1], (sc->n - at - 1) * sizeof *sc->rows);
+            sc->n--;
+        } else {
+            free(text);
+            sc->broken = 1;
+            return;
+        }
+        p = *end == ',' ? end + 1 : end;
+    }
+}
+
+static void on_screen(void *ctx, uint64_t number, const char *deltas, size_t n) {
+    (void)n;
+    screen *sc = ctx;
+    pthread_mutex_lock(&sc->mu);
+    if (number < sc->next || number - sc->next >= SCREEN_HELD || sc->held[number % SCREEN_HELD]) {
+        sc->broken = 1;
+    } else {
+        sc->held[number % SCREEN_HELD] = copy_span(deltas, deltas + strlen(deltas));
+        char *d;
+        while ((d = sc->held[sc->next % SCREEN_HELD]) != NULL) {
+            sc->held[sc->next % SCREEN_HELD] = NULL;
+            screen_apply(sc, d);
+            free(d);
+            sc->next++;
+        }
+    }
+    pthread_mutex_unlock(&sc->mu);
+}
+
+static void screen_open(screen *sc, optimist_store *s, const char *spec) {
+    pthread_mutex_init(&sc->mu, NULL);
+    MUST(optimist_query_open(s, spec, &sc->q));
+    char *rows = NULL;
+    uint64_t sub = 0, delivered = 0;
+    pthread_mutex_lock(&sc->mu); /* a delivery on the sync's thread waits until the rows are in */
+    MUST(optimist_query_subscribe_numbered(sc->q, on_screen, sc, &sub, &rows, &delivered));
+    sc->next = delivered + 1;
+    screen_fill(sc, rows);
+    pthread_mutex_unlock(&sc->mu);
+    optimist_free(rows);
+}
+
+static void screen_close(screen *sc) {
+    MUST(optimist_query_close(sc->q));
+    for (size_t i = 0; i < sc->n; i++) free(sc->rows[i]);
+    for (size_t i = 0; i < SCREEN_HELD; i++) free(sc->held[i]);
+    pthread_mutex_destroy(&sc->mu);
+}
+
+/* Whether the screen, built from deltas alone, equals the query's rows read now. */
+static int screen_current(screen *sc) {
+    char *rows = NULL;
+    MUST(optimist_query_rows(sc->q, 0, 0, &rows));
+    pthread_mutex_lock(&sc->mu);
+    size_t len = 1;
+    int ok = !sc->broken && rows[0] == '[';
+    for (size_t i = 0; ok && i < sc->n; i++) {
+        size_t k = strlen(sc->rows[i]);
+        ok = strncmp(rows + len, sc->rows[i], k) == 0;
+        len += k;
+        if (ok && i + 1 < sc->n) ok = rows[len++] == ',';
+    }
+    ok = ok && same(rows + len, "]");
+    pthread_mutex_unlock(&sc->mu);
+    optimist_free(rows);
+    return ok;
+}
+
+/* One line per row: a log's key, minutes and status, or a group's totals. */
+static void screen_print(screen *sc) {
+    pthread_mutex_lock(&sc->mu);
+    for (size_t i = 0; i < sc->n; i++) {
+        const char *r = sc->rows[i];
+        if (strncmp(r, "{\"group\":", 9) == 0)
+            note("  done=%-5s %s log(s), %s min", member(r, "done"), member(r, "logs"), member(r, "minutes"));
+        else
+            note("  %-16s %3s min   %s", member(r, "key"), member(r, "minutes"), member(r, "status"));
+    }
+    pthread_mutex_unlock(&sc->mu);
+}
+
+/* The status of the screen's row i ("" if there is none). */
+static const char *screen_status(screen *sc, size_t i) {
+    pthread_mutex_lock(&sc->mu);
+    const char *st = i < sc->n ? member(sc->rows[i], "status") : "";
+    pthread_mutex_unlock(&sc->mu);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------
  * A device: its store file, today's ring (a view), a subscription that records what the UI
  * hears (some of it on the sync's own thread, hence the mutex), and the background sync.
  * ---------------------------------------------------------------------------------------- */
@@ -279,6 +451,7 @@ typedef struct {
     pthread_mutex_t mu;
     heard_change heard[64];
     int n;
+    screen list, totals; /* today's logs, longest first; today's totals */
 } device;
 
 static void on_change(void *ctx, const optimist_change *changes, size_t n) {
@@ -368,12 +541,18 @@ static device *device_open(const char *name, const char *path, const char *url) 
     MUST(optimist_view_define(d->s, "today", "logs", TODAY "/", "count"));
     uint64_t sub = 0;
     MUST(optimist_subscribe(d->s, NULL, NULL, on_change, d, &sub));
+    screen_open(&d->list, d->s, "{\"collection\":\"logs\",\"range\":{\"prefix\":\"" TODAY "/\"},"
+                                "\"order\":[{\"field\":\"minutes\",\"desc\":true}]}");
+    screen_open(&d->totals, d->s, "{\"collection\":\"logs\",\"range\":{\"prefix\":\"" TODAY "/\"},"
+                                  "\"group\":{\"by\":[\"done\"],\"aggregates\":{\"logs\":\"count\",\"minutes\":\"sum:minutes\"}}}");
     if (url) start_sync(d, url);
     return d;
 }
 
 /* Closes the store (which stops its sync first) and forgets the device. */
 static void device_close(device *d) {
+    screen_close(&d->list);
+    screen_close(&d->totals);
     MUST(optimist_close(d->s));
     pthread_mutex_destroy(&d->mu);
     free(d);
@@ -466,7 +645,15 @@ static void part_online(const char *workdir, const char *url) {
     check(h && h->cause == OPTIMIST_CAUSE_MUTATE && h->status == OPTIMIST_RECORD_PENDING,
           "the UI heard it at once with status pending (a sync badge)");
     check(view(phone->s, "today") == 1, "today's ring counts 1 log");
+    note("the screen's list and totals, two live queries, kept by their deltas alone:");
+    screen_print(&phone->list);
+    screen_print(&phone->totals);
+    check(screen_current(&phone->list) && screen_current(&phone->totals) && phone->list.n == 1 &&
+              same(screen_status(&phone->list, 0), "pending"),
+          "the screen shows the tap at once, pending, without reloading anything");
     wait_idle(phone, "the sync sent the tap and the server said ok");
+    check(same(screen_status(&phone->list, 0), "confirmed") && screen_current(&phone->list),
+          "the screen's row turned confirmed when the server said ok (an update delta)");
     show(phone->s, "logs/" LOG_RUN, "logs", LOG_RUN);
     show(phone->s, "habits/run", "habits", "run");
     note("the UI heard on the log: %s", told(phone, "logs", LOG_RUN));

@@ -86,6 +86,58 @@ public func optimist_query_subscribe(_ q: OpaquePointer?, _ fn: optimist_query_l
     }
 }
 
+/// A numbered C listener of a query and its context.
+private final class CNumberedQueryListenerBox: @unchecked Sendable {
+    let fn: optimist_query_numbered_listener
+    let ctx: UnsafeMutableRawPointer?
+    init(fn: @escaping optimist_query_numbered_listener, ctx: UnsafeMutableRawPointer?) {
+        self.fn = fn
+        self.ctx = ctx
+    }
+
+    func deliver(_ number: UInt64, _ deltas: [QueryDelta]) {
+        guard !deltas.isEmpty else { return }
+        var text = QueryDelta.jsonBytes(deltas)
+        text.append(0)
+        text.withUnsafeBufferPointer { bytes in
+            bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { fn(ctx, number, $0, deltas.count) }
+        }
+    }
+}
+
+/// With `out_rows_json`, the rows and the subscription are made in one step (no call falls
+/// between them); `out_delivered` then numbers the last delivery the rows include, else the
+/// last one before the subscription.
+@_cdecl("optimist_query_subscribe_numbered")
+public func optimist_query_subscribe_numbered(_ q: OpaquePointer?, _ fn: optimist_query_numbered_listener?,
+                                              _ ctx: UnsafeMutableRawPointer?, _ outSub: UnsafeMutablePointer<UInt64>?,
+                                              _ outRowsJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+                                              _ outDelivered: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    guarded { () throws(OptimistError) in
+        let query = try liveQuery(q)
+        guard let fn else { throw .misuse("the listener is NULL") }
+        let out = try out(outSub, "out_sub")
+        let box = CNumberedQueryListenerBox(fn: fn, ctx: ctx)
+        if let outRowsJSON {
+            // Out of memory for the text: the subscription is ended again, so a failure
+            // leaves none behind.
+            let r = try query.rowsAndSubscribeNumbered { box.deliver($0, $1) }
+            let text: UnsafeMutablePointer<CChar>
+            do throws(OptimistError) { text = try mallocString(QueryRow.jsonBytes(r.rows)) } catch {
+                try? query.unsubscribe(r.subscription)
+                throw error
+            }
+            outRowsJSON.pointee = text
+            out.pointee = r.subscription
+            outDelivered?.pointee = r.delivered
+        } else {
+            let r = try query.subscribeNumberedAfter { box.deliver($0, $1) }
+            out.pointee = r.subscription
+            outDelivered?.pointee = r.delivered
+        }
+    }
+}
+
 @_cdecl("optimist_query_unsubscribe")
 public func optimist_query_unsubscribe(_ q: OpaquePointer?, _ sub: UInt64) -> Int32 {
     guarded { () throws(OptimistError) in try liveQuery(q).unsubscribe(sub) }

@@ -1,8 +1,9 @@
 /*
  * queries.c - live queries through the C ABI: a spec refused with a message naming the
  * offending member, rows as JSON, deltas delivered to a listener that mutates the store from
- * inside the callback, a listener's mirror kept equal to the rows, and every misuse (NULL,
- * closed query, closed store) answered MISUSE.
+ * inside the callback, a listener's mirror kept equal to the rows, numbered deliveries (the
+ * rows and the number read with the subscription, then numbers that follow with no gap), and
+ * every misuse (NULL, closed query, closed store) answered MISUSE.
  */
 #include "fixtures.h"
 
@@ -28,6 +29,20 @@ static void on_deltas(void *arg, const char *deltas_json, size_t n) {
         CHECK_OK(optimist_mutate(ctx->s, b, NULL, NULL));
         optimist_batch_free(b);
     }
+}
+
+typedef struct {
+    int calls;
+    uint64_t numbers[8];
+    char last[4096];
+} numbered_ctx;
+
+static void on_numbered(void *arg, uint64_t number, const char *deltas_json, size_t n) {
+    numbered_ctx *ctx = arg;
+    if (ctx->calls < 8) ctx->numbers[ctx->calls] = number;
+    ctx->calls++;
+    CHECK(n >= 1);
+    snprintf(ctx->last, sizeof ctx->last, "%s", deltas_json);
 }
 
 static void check_rows(optimist_query *q, const char *want) {
@@ -73,6 +88,16 @@ int main(void) {
     listener_ctx ctx = {s, 0, 0, "", 0};
     uint64_t sub = 0;
     CHECK_OK(optimist_query_subscribe(q, on_deltas, &ctx, &sub));
+    /* Numbered: the rows and the last delivery they include, read with the subscription. The
+       query has delivered nothing yet (no change since it opened). */
+    numbered_ctx nctx = {0, {0}, ""};
+    uint64_t nsub = 0, delivered = 99;
+    char *first = NULL;
+    CHECK_OK(optimist_query_subscribe_numbered(q, on_numbered, &nctx, &nsub, &first, &delivered));
+    CHECK_JSON(first, "[{\"key\":\"c\",\"status\":\"pending\",\"value\":{\"day\":2,\"habit\":\"run\"}},"
+                      "{\"key\":\"a\",\"status\":\"pending\",\"value\":{\"day\":1,\"habit\":\"run\"}}]");
+    CHECK(delivered == 0);
+    CHECK(nsub != sub);
 
     /* A newer run enters at the top; the window's last row is pushed out. */
     mutate_put(s, "logs", "d", "{\"habit\":\"run\",\"day\":9}");
@@ -82,6 +107,9 @@ int main(void) {
                          "\"value\":{\"day\":9,\"habit\":\"run\"}}},{\"index\":2,\"op\":\"delete\"}]");
     /* The listener's own mutation (another collection) delivered nothing more. */
     CHECK(ctx.calls == 1);
+    CHECK(nctx.calls == 1);
+    CHECK(nctx.numbers[0] == 1);
+    CHECK_STR(nctx.last, ctx.last);
     /* A record outside the query changes nothing: no call. */
     mutate_put(s, "logs", "b", "{\"habit\":\"read\",\"day\":4}");
     CHECK(ctx.calls == 1);
@@ -94,6 +122,20 @@ int main(void) {
     CHECK(ctx.calls == 2);
     CHECK_STR(ctx.last, "[{\"index\":0,\"op\":\"delete\"},{\"index\":1,\"op\":\"insert\",\"row\":{\"key\":\"a\","
                          "\"status\":\"pending\",\"value\":{\"day\":1,\"habit\":\"run\"}}}]");
+    CHECK(nctx.calls == 2);
+    CHECK(nctx.numbers[1] == 2);
+    CHECK_OK(optimist_query_unsubscribe(q, nsub));
+    /* Without the rows: the number of the last delivery before the subscription, and nothing
+       else written. */
+    numbered_ctx later = {0, {0}, ""};
+    uint64_t lsub = 0;
+    delivered = 99;
+    CHECK_OK(optimist_query_subscribe_numbered(q, on_numbered, &later, &lsub, NULL, &delivered));
+    CHECK(delivered == 2);
+    CHECK_OK(optimist_query_unsubscribe(q, lsub));
+    CHECK_OK(optimist_query_subscribe_numbered(q, on_numbered, &later, &lsub, NULL, NULL));
+    CHECK_OK(optimist_query_unsubscribe(q, lsub));
+    CHECK(later.calls == 0);
 
     CHECK_OK(optimist_query_unsubscribe(q, sub));
     CHECK_FAILS(optimist_query_unsubscribe(q, sub), OPTIMIST_NOTFOUND);
@@ -123,6 +165,11 @@ int main(void) {
     CHECK_FAILS(optimist_query_rows(q, 0, 0, NULL), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_query_subscribe(q, NULL, NULL, &sub), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_query_subscribe(q, on_deltas, NULL, NULL), OPTIMIST_MISUSE);
+    char *unwritten = NULL;
+    CHECK_FAILS(optimist_query_subscribe_numbered(q, NULL, NULL, &sub, &unwritten, NULL), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_query_subscribe_numbered(q, on_numbered, NULL, NULL, &unwritten, NULL), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_query_subscribe_numbered(NULL, on_numbered, NULL, &sub, &unwritten, NULL), OPTIMIST_MISUSE);
+    CHECK(unwritten == NULL);
     CHECK_FAILS(optimist_query_count((optimist_query *)s, &n), OPTIMIST_MISUSE);
     CHECK_OK(optimist_query_close(NULL));
 
@@ -136,6 +183,8 @@ int main(void) {
     CHECK_OK(optimist_close(s));
     CHECK_FAILS(optimist_query_count(g, &n), OPTIMIST_MISUSE);
     CHECK_FAILS(optimist_query_subscribe(g, on_deltas, &ctx, &sub), OPTIMIST_MISUSE);
+    CHECK_FAILS(optimist_query_subscribe_numbered(g, on_numbered, NULL, &sub, &unwritten, NULL), OPTIMIST_MISUSE);
+    CHECK(unwritten == NULL);
     CHECK_OK(optimist_query_close(g));
     CHECK_DONE();
 }

@@ -3,7 +3,10 @@
  * commit and roll back records of one collection (and the server applies batches) while a
  * reader reads a query's rows and count and another opens and closes queries, and a listener
  * keeps a count of the deltas it receives. Afterwards the query's rows must be exactly the
- * committed records that match it. The sanitizer build runs this under ThreadSanitizer.
+ * committed records that match it. A numbered listener keeps a mirror of the rows from the
+ * deltas alone, putting deliveries that come early (from the other writer's thread) back in
+ * order by their numbers; afterwards the mirror must equal the rows. The sanitizer build runs
+ * this under ThreadSanitizer.
  */
 #include "expect.h"
 #include "fixtures.h"
@@ -11,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { WRITERS = 2, ROUNDS = 400 };
 
@@ -25,6 +29,75 @@ static void on_deltas(void *ctx, const char *json, size_t n) {
     (void)ctx;
     if (json == NULL || json[0] != '[' || n == 0) atomic_fetch_add(&errors, 1);
     atomic_fetch_add(&delivered, (long)n);
+}
+
+/* The numbered mirror: the rows' keys, built from the deltas of deliveries start + 1, start + 2,
+   ... in that order; a delivery that comes before its turn waits in held[] (a copy of its text,
+   since the text ends with the call). */
+enum { MAX_ROWS = 64, MAX_DELIVERIES = 16384 };
+static pthread_mutex_t mirror_lock = PTHREAD_MUTEX_INITIALIZER;
+static char mirror[MAX_ROWS][16];
+static size_t mirror_n;
+static uint64_t mirror_next;  /* the number of the next delivery to apply */
+static char *held[MAX_DELIVERIES];
+static long early;             /* deliveries that came before their turn */
+
+/* Applies one delivery's deltas (canonical JSON: members sorted, so a delta reads
+   {"index":I,"op":"OP"[,"row":{"key":"K",...}]}) to the mirror. */
+static void mirror_apply(const char *json) {
+    const char *p = json;
+    while ((p = strstr(p, "{\"index\":")) != NULL) {
+        char *end = NULL;
+        long i = strtol(p + 9, &end, 10);
+        const char *op = strstr(end, "\"op\":\"");
+        if (op == NULL || i < 0) { atomic_fetch_add(&errors, 1); return; }
+        op += 6;
+        char key[16] = "";
+        const char *k = strstr(op, "\"key\":\"");
+        if (strncmp(op, "delete", 6) != 0) {
+            if (k == NULL || sscanf(k + 7, "%15[^\"]", key) != 1) { atomic_fetch_add(&errors, 1); return; }
+        }
+        if (strncmp(op, "insert", 6) == 0) {
+            if ((size_t)i > mirror_n || mirror_n == MAX_ROWS) { atomic_fetch_add(&errors, 1); return; }
+            memmove(mirror[i + 1], mirror[i], (mirror_n - (size_t)i) * sizeof mirror[0]);
+            memcpy(mirror[i], key, sizeof key);
+            mirror_n++;
+        } else if (strncmp(op, "delete", 6) == 0) {
+            if ((size_t)i >= mirror_n) { atomic_fetch_add(&errors, 1); return; }
+            memmove(mirror[i], mirror[i + 1], (mirror_n - (size_t)i - 1) * sizeof mirror[0]);
+            mirror_n--;
+        } else if (strncmp(op, "update", 6) == 0) {
+            if ((size_t)i >= mirror_n || strcmp(mirror[i], key) != 0) { atomic_fetch_add(&errors, 1); return; }
+        } else {
+            atomic_fetch_add(&errors, 1);
+            return;
+        }
+        p = op;
+    }
+}
+
+static void on_numbered(void *ctx, uint64_t number, const char *json, size_t n) {
+    (void)ctx;
+    if (json == NULL || n == 0) { atomic_fetch_add(&errors, 1); return; }
+    pthread_mutex_lock(&mirror_lock);
+    if (number < mirror_next || number - mirror_next >= MAX_DELIVERIES || held[number % MAX_DELIVERIES] != NULL) {
+        atomic_fetch_add(&errors, 1);  /* a number seen twice, or one far ahead */
+    } else {
+        if (number != mirror_next) early++;
+        size_t len = strlen(json) + 1;
+        char *copy = malloc(len);
+        if (copy == NULL) abort();
+        memcpy(copy, json, len);
+        held[number % MAX_DELIVERIES] = copy;
+        char *next;
+        while ((next = held[mirror_next % MAX_DELIVERIES]) != NULL) {
+            held[mirror_next % MAX_DELIVERIES] = NULL;
+            mirror_apply(next);
+            free(next);
+            mirror_next++;
+        }
+    }
+    pthread_mutex_unlock(&mirror_lock);
 }
 
 /* Round i of writer w: commit when i is even, roll back when odd. */
@@ -83,6 +156,16 @@ int main(void) {
     uint64_t sub = 0;
     CHECK_OK(optimist_query_open(store, SPEC, &q));
     CHECK_OK(optimist_query_subscribe(q, on_deltas, NULL, &sub));
+    /* The numbered mirror starts from the rows and the number read with its subscription. */
+    {
+        uint64_t numbered = 0, last = 99;
+        char *first = NULL;
+        CHECK_OK(optimist_query_subscribe_numbered(q, on_numbered, NULL, &numbered, &first, &last));
+        CHECK(numbered != sub);
+        CHECK_JSON(first, "[]");
+        CHECK(last == 0);
+        mirror_next = last + 1;
+    }
 
     pthread_t threads[WRITERS + 2];
     for (int w = 0; w < WRITERS; w++) pthread_create(&threads[w], NULL, writer, (void *)(intptr_t)w);
@@ -105,6 +188,21 @@ int main(void) {
     char *rows = NULL;
     CHECK_OK(optimist_query_rows(q, 0, 0, &rows));
     CHECK_JSON(rows, want);
+    /* The mirror made from the numbered deltas alone holds the same keys, in the same order,
+       and no delivery is still waiting for an earlier one. */
+    pthread_mutex_lock(&mirror_lock);
+    CHECK(mirror_n == 10);
+    shown = 0;
+    for (int i = ROUNDS - 2; shown < 10; i -= 2)
+        for (int w = 0; w < WRITERS && shown < 10; w++, shown++) {
+            char key[32];
+            snprintf(key, sizeof key, "w%d-%04d", w, i);
+            CHECK(strcmp(mirror[shown], key) == 0);
+        }
+    for (size_t i = 0; i < MAX_DELIVERIES; i++) CHECK(held[i] == NULL);
+    printf("numbered mirror: %llu deliveries, %ld came before their turn\n",
+           (unsigned long long)(mirror_next - 1), early);
+    pthread_mutex_unlock(&mirror_lock);
     CHECK_OK(optimist_query_close(q));
     CHECK_OK(optimist_close(store));
     CHECK_DONE();

@@ -38,6 +38,7 @@ C_TO_CTYPES = {
     "double *": ctypes.POINTER(ctypes.c_double),
     "optimist_listener": _ffi.LISTENER,
     "optimist_query_listener": _ffi.QUERY_LISTENER,
+    "optimist_query_numbered_listener": _ffi.QUERY_NUMBERED_LISTENER,
     "const optimist_field *": ctypes.POINTER(_ffi.FieldStruct),
     # The sync options are passed with byref(); a header array is (c_char_p * (n + 1)) or None.
     "const optimist_sync_options *": ctypes.c_void_p,

@@ -155,3 +155,87 @@ def test_a_bad_index_field_is_refused(store):
     store.close()
     with pytest.raises(optimist.MisuseError):
         store.index_define("logs", "habit")
+
+
+def test_a_mirror_starts_from_the_rows_and_follows_them(store):
+    store.server_apply([put("logs", "a", {"day": 1}), put("logs", "b", {"day": 3})])
+    q = store.query({"collection": "logs", "order": [{"field": "day", "desc": True}], "limit": 2})
+    seen = []
+    screen, sub = q.mirror(on_change=seen.append)
+    assert keys(screen) == ["b", "a"]
+    store.mutate([put("logs", "c", {"day": 5})])
+    assert screen == q.rows() and keys(screen) == ["c", "b"]
+    assert [d["op"] for d in seen[-1]] == ["insert", "delete"]
+    sub.close()
+    store.mutate([put("logs", "d", {"day": 9})])
+    assert keys(screen) == ["c", "b"]  # closed: no longer followed
+    with pytest.raises(TypeError):
+        q.mirror(on_change=3)
+
+
+def test_a_change_made_in_a_callback_is_heard_after_it_returns(store):
+    q = store.query({"collection": "logs", "order": [{"field": "day"}]})
+    screen, _ = q.mirror()
+    events = []
+
+    def react(deltas):
+        events.append(("start", [d["row"]["key"] for d in deltas if "row" in d]))
+        if len(events) == 1:
+            store.mutate([put("logs", "echo", {"day": 0})])
+        events.append(("end",))
+
+    q.subscribe(react)
+    store.mutate([put("logs", "a", {"day": 1})])
+    # The echo's deltas come after the first callback returned, not inside it.
+    assert events == [("start", ["a"]), ("end",), ("start", ["echo"]), ("end",)]
+    assert screen == q.rows() and keys(screen) == ["echo", "a"]
+
+
+def test_in_order_hands_on_early_deliveries_after_the_ones_before(store):
+    from optimist._callbacks import InOrder
+    got = []
+    order = InOrder(got.append)
+    order.take(3, ["third"])      # before start(): held
+    order.take(2, ["second"])
+    order.start(1)                # the rows include delivery 1
+    assert got == [["second"], ["third"]]
+    order.take(1, ["first"])      # already in the rows: dropped
+    order.take(5, ["fifth"])      # early: held until 4 comes
+    assert got == [["second"], ["third"]]
+    order.take(4, ["fourth"])
+    assert got == [["second"], ["third"], ["fourth"], ["fifth"]]
+
+
+def test_a_mirror_fed_from_several_threads_equals_the_rows(store):
+    import threading
+    q = store.query({"collection": "logs", "where": {"field": "w", "ge": 0},
+                     "order": [{"field": "i", "desc": True}], "limit": 10})
+    screen, _ = q.mirror()
+    errors = []
+
+    def writer(w):
+        try:
+            for i in range(300):
+                m = store.mutate([put("logs", f"w{w}-{i:04d}", {"w": w, "i": i})])
+                if i % 2:
+                    store.rollback(m)
+                else:
+                    store.commit(m)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert screen == q.rows()
+    assert keys(screen)[:3] == ["w0-0298", "w1-0298", "w2-0298"]
+
+
+def test_the_query_module_examples_run():
+    import doctest
+    import optimist._query as module
+    result = doctest.testmod(module)
+    assert result.attempted >= 2 and result.failed == 0

@@ -85,13 +85,16 @@ extension Store {
         }
     }
 
-    func querySubscribe(_ id: UInt64, _ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void) throws(OptimistError) -> UInt64 {
+    /// Subscribes; also returns the number of the query's last delivery before it (the
+    /// listener's first is numbered above it).
+    func querySubscribe(_ id: UInt64, _ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void) throws(OptimistError)
+        -> (subscription: UInt64, delivered: UInt64) {
         try arrange { e throws(OptimistError) in
             let q = try e.liveQuery(id)
             let sub = e.nextSubscription
             e.nextSubscription += 1
             q.listeners[sub] = listener
-            return sub
+            return (sub, q.delivered)
         }
     }
 
@@ -163,7 +166,7 @@ public final class LiveQuery: Sendable {
     /// ```
     @discardableResult
     public func subscribe(_ listener: @escaping @Sendable ([QueryDelta]) -> Void) throws(OptimistError) -> UInt64 {
-        try store.querySubscribe(id) { _, deltas in listener(deltas) }
+        try store.querySubscribe(id) { _, deltas in listener(deltas) }.subscription
     }
 
     /// ``subscribe(_:)`` with each call's number among the query's deliveries (1, 2, ...):
@@ -179,6 +182,14 @@ public final class LiveQuery: Sendable {
     /// ```
     @discardableResult
     public func subscribeNumbered(_ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void) throws(OptimistError) -> UInt64 {
+        try store.querySubscribe(id, listener).subscription
+    }
+
+    /// ``subscribeNumbered(_:)``, and the number of the query's last delivery before the
+    /// subscription: the listener's deliveries are numbered from that plus one, with no gap
+    /// (what a host needs to put them back in order without reading the rows).
+    package func subscribeNumberedAfter(_ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void) throws(OptimistError)
+        -> (subscription: UInt64, delivered: UInt64) {
         try store.querySubscribe(id, listener)
     }
 

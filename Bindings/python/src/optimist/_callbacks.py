@@ -38,7 +38,7 @@ from ._changes import Change
 from ._json import loads as _loads
 from ._util import raise_for
 
-__all__ = ["TRAMPOLINE", "QUERY_TRAMPOLINE", "call_changing", "register", "registered", "unregister", "Callback"]
+__all__ = ["TRAMPOLINE", "QUERY_NUMBERED_TRAMPOLINE", "InOrder", "call_changing", "register", "registered", "unregister", "Callback"]
 
 #: A subscription callback: called with the batch of changes of one store call.
 Callback = Callable[[List[Change]], Any]
@@ -108,19 +108,79 @@ def _hand_on(e: BaseException, what: str) -> None:
 TRAMPOLINE = _ffi.LISTENER(_deliver)
 
 
-def _deliver_query(ctx: Optional[int], deltas_json: Optional[bytes], n: int) -> None:
-    """The body of :data:`QUERY_TRAMPOLINE`: a live query's deltas, decoded, to its callback."""
+class InOrder:
+    """Hands a live query's numbered deliveries to ``callback`` in the order of their numbers.
+
+    The library delivers each call's deltas on the thread that made the call, outside its
+    locks, so calls made on two threads at once (a tap and the sync's pull) may deliver in
+    either order, or at once. Each list of deltas applies to the rows as the call before it
+    left them, so they must be applied in number order. A delivery that comes before its turn
+    is kept; the thread that delivers the one before it then delivers it too, after. Callbacks
+    of one subscription therefore never run at once, and a callback that changes the store
+    gets that change's deltas after it returns, not inside it.
+    """
+
+    __slots__ = ("callback", "_lock", "_next", "_held", "_busy")
+
+    def __init__(self, callback: Callable[[List[Dict[str, Any]]], Any]) -> None:
+        self.callback = callback
+        self._lock = threading.Lock()
+        self._next = 0            # the number of the next delivery to hand on; 0: not started
+        self._held: Dict[int, List[Dict[str, Any]]] = {}
+        self._busy = True         # until start(): deliveries wait
+
+    def start(self, delivered: int) -> None:
+        """The subscription is made and its rows (if read) include every delivery up to
+        ``delivered``: hands on what came meanwhile, from ``delivered + 1``."""
+        with self._lock:
+            self._next = delivered + 1
+            for n in [n for n in self._held if n <= delivered]:
+                del self._held[n]
+        self._drain()
+
+    def take(self, number: int, deltas: List[Dict[str, Any]]) -> None:
+        """One delivery: handed on now if it is its turn and no other thread is handing on."""
+        with self._lock:
+            if self._next and number < self._next:
+                return  # included in the rows read with the subscription
+            self._held[number] = deltas
+            if self._busy:
+                return  # the thread handing on (or start()) will hand it on
+            self._busy = True
+        self._drain()
+
+    def _drain(self) -> None:
+        """Hands on the held deliveries in turn; the caller holds the turn (``_busy``)."""
+        errors: List[BaseException] = []
+        while True:
+            with self._lock:
+                deltas = self._held.pop(self._next, None)
+                if deltas is None:
+                    self._busy = False
+                    break
+                self._next += 1
+            try:
+                self.callback(deltas)
+            except BaseException as e:  # noqa: BLE001 - handed on below, none dropped
+                errors.append(e)
+        for e in errors:
+            _hand_on(e, "query")
+
+
+def _deliver_query_numbered(ctx: Optional[int], number: int, deltas_json: Optional[bytes], n: int) -> None:
+    """The body of :data:`QUERY_NUMBERED_TRAMPOLINE`: a numbered delivery, decoded, to the
+    subscription's :class:`InOrder`."""
     try:
-        callback = _registry.get(ctx or 0)
-        if callback is None or deltas_json is None:
+        order = _registry.get(ctx or 0)
+        if order is None or deltas_json is None:
             return
-        callback(_loads(deltas_json))
+        order.take(number, _loads(deltas_json))  # type: ignore[attr-defined]
     except BaseException as e:  # noqa: BLE001 - every exception is handed on, none dropped
         _hand_on(e, "query")
 
 
-#: The one C listener every live query's subscription uses (kept alive by this module).
-QUERY_TRAMPOLINE = _ffi.QUERY_LISTENER(_deliver_query)
+#: The one numbered C listener every live query's subscription uses (kept alive by this module).
+QUERY_NUMBERED_TRAMPOLINE = _ffi.QUERY_NUMBERED_LISTENER(_deliver_query_numbered)
 
 
 def _reraise(errors: List[BaseException], what: str) -> None:

@@ -42,7 +42,7 @@ from ._loader import load_library
 __all__ = [
     "OK", "ERROR", "MISUSE", "NOTFOUND", "STATE", "INVALID", "DUPLICATE", "IO", "CORRUPT", "BUSY",
     "POLICIES", "STATUSES", "CAUSES", "RECORD_STATUSES", "FIELD_TYPES", "SIGNATURES", "ChangeStruct",
-    "FieldStruct", "LISTENER", "QUERY_LISTENER", "TRANSPORT", "SYNC_LISTENER", "SyncOptions", "SYNC_OPTIONS_VERSION",
+    "FieldStruct", "LISTENER", "QUERY_LISTENER", "QUERY_NUMBERED_LISTENER", "TRANSPORT", "SYNC_LISTENER", "SyncOptions", "SYNC_OPTIONS_VERSION",
     "OpenOptions", "OPEN_OPTIONS_VERSION", "CACHE_BYTES_DEFAULT", "MutateOptions", "MUTATE_OPTIONS_VERSION",
     "lib", "library_path",
     "take_string", "MissingSymbolError",
@@ -101,6 +101,8 @@ TRANSPORT = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p, c_char_p, POINTER(c_c
 SYNC_LISTENER = CFUNCTYPE(None, c_void_p, c_char_p)
 #: optimist_query_listener: (ctx, deltas_json, n_deltas).
 QUERY_LISTENER = CFUNCTYPE(None, c_void_p, c_char_p, c_size_t)
+#: optimist_query_numbered_listener: (ctx, number, deltas_json, n_deltas).
+QUERY_NUMBERED_LISTENER = CFUNCTYPE(None, c_void_p, c_uint64, c_char_p, c_size_t)
 
 #: ``OPTIMIST_OPEN_OPTIONS_VERSION`` and ``OPTIMIST_CACHE_BYTES_DEFAULT``.
 OPEN_OPTIONS_VERSION = 3
@@ -240,6 +242,8 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "optimist_query_count": (c_int, [_query, POINTER(c_size_t)]),
     "optimist_query_rows": (c_int, [_query, c_size_t, c_size_t, _out_string]),
     "optimist_query_subscribe": (c_int, [_query, QUERY_LISTENER, c_void_p, POINTER(c_uint64)]),
+    "optimist_query_subscribe_numbered": (c_int, [_query, QUERY_NUMBERED_LISTENER, c_void_p, POINTER(c_uint64),
+                                                  _out_string, POINTER(c_uint64)]),
     "optimist_query_unsubscribe": (c_int, [_query, c_uint64]),
     "optimist_query_close": (c_int, [_query]),
 

@@ -3,7 +3,9 @@
 A live query is defined once and kept equal to its result over the store's visible records
 after every call, incrementally (the library follows each changed record; it never re-runs the
 query). Its rows are read with :meth:`Query.rows`; :meth:`Query.subscribe` delivers, once per
-call that changed them, the deltas that turn the rows before the call into the rows after it.
+call that changed them, the deltas that turn the rows before the call into the rows after it,
+in call order even when calls are made on several threads at once (each delivery carries its
+number; :class:`optimist._callbacks.InOrder` hands them on in that order).
 
 Callbacks go through the same machinery as the store's subscriptions (:mod:`optimist._callbacks`):
 one C listener for the process, a token per subscription, and exceptions re-raised from the
@@ -14,10 +16,10 @@ from __future__ import annotations
 
 import json
 from ctypes import byref, c_size_t, c_uint64, c_void_p
-from typing import Any, Callable, Dict, List, Mapping, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from . import _ffi
-from ._callbacks import QUERY_TRAMPOLINE, register, unregister
+from ._callbacks import QUERY_NUMBERED_TRAMPOLINE, InOrder, register, unregister
 from ._error import InvalidError
 from ._subscriptions import Subscription
 from ._json import take_json
@@ -29,7 +31,7 @@ _lib = _ffi.lib
 _open = _lib.optimist_query_open
 _count = _lib.optimist_query_count
 _rows = _lib.optimist_query_rows
-_subscribe = _lib.optimist_query_subscribe
+_subscribe = _lib.optimist_query_subscribe_numbered
 _unsubscribe = _lib.optimist_query_unsubscribe
 _close = _lib.optimist_query_close
 
@@ -111,22 +113,71 @@ class Query:
         """Calls ``callback(deltas)`` once per store call that changed the rows, with the list
         of deltas (``{"op": "insert"|"delete"|"update", "index": i, "row": ...}``, ``row``
         absent for a delete) which, applied in order (:func:`apply_deltas`), turn the rows
-        before the call into the rows after it. No first call: read :meth:`rows` first.
+        before the call into the rows after it. No first call: read :meth:`rows` first, or use
+        :meth:`mirror`, which reads them in the same step and keeps a copy.
 
         The callback runs as :meth:`Store.subscribe`'s do: on the thread that made the call,
         after the change is visible; an exception it raises is re-raised from that call.
+        Deliveries come in call order, also when calls are made on several threads at once
+        (a tap on one, the background sync on its own): one that comes while the delivery
+        before it is still running on another thread is made by that thread, after it. So
+        calls of one subscription never overlap, and a callback that changes the store hears
+        of that change once it has returned.
         """
+        return self._subscribe(callback, into=None)
+
+    def mirror(self, on_change: Optional[QueryCallback] = None) -> Tuple[List[Dict[str, Any]], Subscription]:
+        """A list of the rows kept equal to :meth:`rows` by the deltas alone, and the
+        subscription that keeps it (close it to stop). The rows are read in the same step as
+        the subscription is made, and every delivery is applied in call order, whatever
+        threads the changes come from. ``on_change(deltas)``, if given, is called after each
+        delivery's deltas are applied.
+
+            >>> import optimist
+            >>> with optimist.Store() as s:
+            ...     with s.query({"collection": "logs", "order": [{"field": "minutes"}]}) as q:
+            ...         screen, sub = q.mirror()
+            ...         _ = s.mutate([optimist.put("logs", "a", {"minutes": 20})])
+            ...         _ = s.mutate([optimist.put("logs", "b", {"minutes": 5})])
+            ...         [r["key"] for r in screen], screen == q.rows()
+            (['b', 'a'], True)
+
+        The list is changed by the thread that delivers (any thread making a change, the
+        background sync's included), one delivery at a time: a reader on another thread may
+        see it between two deltas of one delivery.
+        """
+        rows: List[Dict[str, Any]] = []
+
+        def keep(deltas: List[Dict[str, Any]]) -> None:
+            apply_deltas(rows, deltas)
+            if on_change is not None:
+                on_change(deltas)
+
+        if on_change is not None and not callable(on_change):
+            raise TypeError("on_change must be callable")
+        return rows, self._subscribe(keep, into=rows)
+
+    def _subscribe(self, callback: QueryCallback, into: Optional[List[Dict[str, Any]]]) -> Subscription:
+        """Subscribes ``callback`` through an :class:`InOrder`; with ``into``, fills it with the
+        rows read in the same step, before any delivery is handed on."""
         if not callable(callback):
             raise TypeError("callback must be callable")
-        token = register(callback)
+        order = InOrder(callback)
+        token = register(order)  # type: ignore[arg-type]
         out = c_uint64()
-        rc = _subscribe(self._h, QUERY_TRAMPOLINE, token, byref(out))
+        delivered = c_uint64()
+        text = c_void_p()
+        rc = _subscribe(self._h, QUERY_NUMBERED_TRAMPOLINE, token, byref(out),
+                        None if into is None else byref(text), byref(delivered))
         if rc:
             unregister(token)
             raise_for(rc)
+        if into is not None:
+            into[:] = take_json(text)
         sub = Subscription(self, out.value, token)
         self._subs[out.value] = sub
         self._store._query_listeners += 1
+        order.start(delivered.value)
         return sub
 
     def _forget_subscription(self, sub: Subscription, quiet: bool) -> None:
