@@ -23,6 +23,7 @@
  *   /tmp/screen [TAPS]      (default 2,000 taps per measurement)
  *   /tmp/screen taps N TAPS QUERIES [INDEXES]   (the tap alone, for callgrind: see taps_only;
  *                                                INDEXES 1 or 2: indexes on habit, then day)
+ *   /tmp/screen live N TAPS                     (the screen's live side alone, for callgrind)
  * Prints one JSON line per measurement (common.h's emit). */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
@@ -189,29 +190,11 @@ static void emit_row(const char *what, int n, summary sm) {
     emit(prefix, sm);
 }
 
-static void screen_side_by_side(int n, int taps) {
+/* The screen's Optimist side: `taps` taps (optimist_put_fields of one log, each rolled back
+ * untimed) on n logs with both live queries open, each with a listener; ns gets each tap's time. */
+static summary live_screen(int n, int taps, uint64_t *ns) {
     int today = (n - 1) / PER_DAY;
     const char *habit = "h3";
-    /* SQLite. */
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/optimist-screen-%d.sqlite", (int)getpid());
-    screen_db r = sql_open(path, n);
-    uint64_t *ns = malloc(sizeof(uint64_t) * (size_t)taps);
-    row out[64];
-    for (int i = 0; i < taps; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "d%05d/t%06d", today, i);
-        uint64_t t0 = now_ns();
-        if (sql_tap(&r, key, habit, today, out) < 2) fail("the SQLite screen came back empty");
-        ns[i] = now_ns() - t0;
-        sql_undo(&r, key);
-    }
-    summary reload = summarize(ns, (size_t)taps);
-    emit_row("sqlite tap + screen reload", n, reload);
-    sqlite3_close(r.db);
-    unlink(path);
-
-    /* Optimist. */
     optimist_store *s = store_with_logs(n);
     counter cw = {0}, ct = {0};
     char spec[512];
@@ -234,13 +217,38 @@ static void screen_side_by_side(int n, int taps) {
         OK(optimist_rollback(s, id, NULL));  /* untimed: the next tap sees the same n */
     }
     if (cw.calls < (size_t)taps || ct.calls < (size_t)taps) fail("a live query missed a tap");
-    summary live = summarize(ns, (size_t)taps);
-    emit_row("optimist tap, both live queries maintained", n, live);
-    printf("{\"section\": \"screen\", \"host\": \"c\", \"what\": \"ratio\", \"n\": %d, \"reload_over_live\": %.1f}\n",
-           n, reload.median / live.median);
     optimist_query_close(week);
     optimist_query_close(totals);
     optimist_close(s);
+    return summarize(ns, (size_t)taps);
+}
+
+static void screen_side_by_side(int n, int taps) {
+    int today = (n - 1) / PER_DAY;
+    const char *habit = "h3";
+    /* SQLite. */
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/optimist-screen-%d.sqlite", (int)getpid());
+    screen_db r = sql_open(path, n);
+    uint64_t *ns = malloc(sizeof(uint64_t) * (size_t)taps);
+    row out[64];
+    for (int i = 0; i < taps; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "d%05d/t%06d", today, i);
+        uint64_t t0 = now_ns();
+        if (sql_tap(&r, key, habit, today, out) < 2) fail("the SQLite screen came back empty");
+        ns[i] = now_ns() - t0;
+        sql_undo(&r, key);
+    }
+    summary reload = summarize(ns, (size_t)taps);
+    emit_row("sqlite tap + screen reload", n, reload);
+    sqlite3_close(r.db);
+    unlink(path);
+
+    summary live = live_screen(n, taps, ns);
+    emit_row("optimist tap, both live queries maintained", n, live);
+    printf("{\"section\": \"screen\", \"host\": \"c\", \"what\": \"ratio\", \"n\": %d, \"reload_over_live\": %.1f}\n",
+           n, reload.median / live.median);
     free(ns);
 }
 
@@ -304,6 +312,15 @@ static int taps_only(int n, int taps, int queries, int indexes) {
 int main(int argc, char **argv) {
     if ((argc == 5 || argc == 6) && strcmp(argv[1], "taps") == 0)
         return taps_only(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), argc == 6 ? atoi(argv[5]) : 0);
+    if (argc == 4 && strcmp(argv[1], "live") == 0) {
+        /* The screen's live side alone, for callgrind (--toggle-collect=optimist_put_fields). */
+        int n = atoi(argv[2]), taps = atoi(argv[3]);
+        uint64_t *ns = malloc(sizeof(uint64_t) * (size_t)(taps > 0 ? taps : 1));
+        summary sm = live_screen(n, taps > 0 ? taps : 1, ns);
+        printf("the screen's live tap, n %d: median %.3f us\n", n, sm.median);
+        free(ns);
+        return 0;
+    }
     int taps = argc > 1 ? atoi(argv[1]) : 2000;
     if (taps < 10) taps = 10;
     int sizes[] = {1000, 10000, 100000};

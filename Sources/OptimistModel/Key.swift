@@ -149,6 +149,12 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Expr
 /// too, where `utf8.withContiguousStorageIfAvailable` gives up and leaves a slow path.
 @inlinable func withBytes<R>(_ a: String, _ b: String,
                              _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> R) -> R {
+    // Native strings hold their UTF-8 contiguously: read in place, with no copy of either
+    // string (a `var` copy and `withUTF8` retained and released both at every comparison).
+    if let r = a.utf8.withContiguousStorageIfAvailable({ x in b.utf8.withContiguousStorageIfAvailable { y in body(x, y) } }),
+       let r {
+        return r
+    }
     var a = a, b = b
     return a.withUTF8 { x in b.withUTF8 { y in body(x, y) } }
 }
@@ -175,11 +181,15 @@ extension Key {
     /// path inlines where keys are compared with bounds on every read of a record.
     @usableFromInline var longOrderingHead: (UInt64, UInt64) {
         var head: (UInt64, UInt64) = (0, 0)
-        var s = string
-        s.withUTF8 { bytes in
+        func take(_ bytes: UnsafeBufferPointer<UInt8>) {
             withUnsafeMutableBytes(of: &head) { out in
                 if let base = bytes.baseAddress { out.baseAddress!.copyMemory(from: base, byteCount: min(16, bytes.count)) }
             }
+        }
+        // In place when the bytes are contiguous (a native string): no copy of the string.
+        if string.utf8.withContiguousStorageIfAvailable(take) == nil {
+            var s = string
+            s.withUTF8(take)
         }
         return (head.0.bigEndian, head.1.bigEndian)
     }

@@ -87,11 +87,12 @@ extension Engine {
     }
 
     /// Hands one changed record to the queries of its collection: what it is now, and what it
-    /// was before the call (which is what the queries last saw of it).
-    func follow(_ c: CollectionState, _ key: Key, value: Record?, status: RecordStatus, old: Before) {
+    /// was before the call (which is what the queries last saw of it). `valueChanged`: whether
+    /// the value differs from before (false: only the status changed, as at a commit).
+    func follow(_ c: CollectionState, _ key: Key, value: Record?, status: RecordStatus, old: Before, valueChanged: Bool) {
         for q in c.queries {
-            q.apply(key: key, value: value, status: status, old: (old.value, old.status), changedInPlace: true,
-                    read: { self.queryRow(c, $0) })
+            q.apply(key: key, value: value, status: status, old: (old.value, old.status), valueChanged: valueChanged,
+                    changedInPlace: true, read: { self.queryRow(c, $0) })
             if !q.touched {
                 q.touched = true
                 queriesTouched.append(q)

@@ -247,11 +247,14 @@ extension Engine {
                 continue
             }
             let value = visible(c, a.key), status = recordStatus(c, a.key)
-            let differs = value != old.value || status != old.status
+            let valueChanged = value != old.value
+            let differs = valueChanged || status != old.status
             if old.forced || differs {
                 h.others.append(Change(collection: a.collection, key: a.key, value: value, status: status, cause: old.cause))
             }
-            if differs && !c.queries.isEmpty { follow(c, a.key, value: value, status: status, old: old) }
+            if differs && !c.queries.isEmpty {
+                follow(c, a.key, value: value, status: status, old: old, valueChanged: valueChanged)
+            }
         }
         forgetTouches()
         h.subscriptions = subscriptions.sorted(by: { $0.key < $1.key }).map(\.value)
@@ -261,7 +264,10 @@ extension Engine {
                 let a = RecordAddress(collection: c.name, key: key)
                 guard let old = s.reads.before[a] else { continue }
                 let (value, status) = h.overlaid[a] ?? (s.layer.value(c.name, key) ?? nil, .confirmed)
-                if value != old.value || status != old.status { follow(c, key, value: value, status: status, old: old) }
+                let valueChanged = value != old.value
+                if valueChanged || status != old.status {
+                    follow(c, key, value: value, status: status, old: old, valueChanged: valueChanged)
+                }
             }
         }
         if !queriesTouched.isEmpty { takeQueryDeltas(into: &h.queries) }

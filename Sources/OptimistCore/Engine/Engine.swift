@@ -317,11 +317,14 @@ final class Engine {
             let c = collections[a.collection]!
             let value = visible(c, a.key)
             let status = recordStatus(c, a.key)
-            let differs = value != old.value || status != old.status
+            let valueChanged = value != old.value
+            let differs = valueChanged || status != old.status
             if old.forced || differs {
                 changes.append(Change(collection: a.collection, key: a.key, value: value, status: status, cause: old.cause))
             }
-            if differs && !c.queries.isEmpty { follow(c, a.key, value: value, status: status, old: old) }
+            if differs && !c.queries.isEmpty {
+                follow(c, a.key, value: value, status: status, old: old, valueChanged: valueChanged)
+            }
         }
         before.removeAll(keepingCapacity: true)
         touchOrder.clearKeepingCapacity()

@@ -27,26 +27,45 @@ struct RowEntry {
     /// sort values (most rows of a query ordered by a few distinct values) are told apart
     /// without reaching the keys' bytes.
     static func compare(_ a: RowEntry, _ b: RowEntry, descending: [Bool]) -> Int {
+        withUnsafePointer(to: a) { pa in withUnsafePointer(to: b) { pb in compare(pa, pb, descending: descending) } }
+    }
+
+    /// ``compare(_:_:descending:)`` of two entries where they are: the usual case (numbers,
+    /// then keys) reads their fields without copying them.
+    static func compare(_ a: UnsafePointer<RowEntry>, _ b: UnsafePointer<RowEntry>, descending: [Bool]) -> Int {
         if !descending.isEmpty {
             let c: Int
-            if case .number(let u)? = a.first, case .number(let v)? = b.first {
+            if case .number(let u)? = a.pointee.first, case .number(let v)? = b.pointee.first {
                 c = u < v ? -1 : (u > v ? 1 : 0)
             } else {
-                c = QueryOrder.compare(a.first, b.first)
+                c = QueryOrder.compare(a.pointee.first, b.pointee.first)
             }
             if c != 0 { return (c < 0) != descending[0] ? -1 : 1 }
             var i = 1
             while i < descending.count {
-                let c = QueryOrder.compare(a.rest[i - 1], b.rest[i - 1])
+                let c = QueryOrder.compare(a.pointee.rest[i - 1], b.pointee.rest[i - 1])
                 if c != 0 { return (c < 0) != descending[i] ? -1 : 1 }
                 i += 1
             }
         }
-        let ha = a.key.orderingHead, hb = b.key.orderingHead
+        let ha = a.pointee.key.orderingHead, hb = b.pointee.key.orderingHead
         if ha != hb { return ha < hb ? -1 : 1 }
-        let c = compareBytes(a.key.string, b.key.string)
+        let c = compareBytes(a.pointee.key.string, b.pointee.key.string)
         return c < 0 ? -1 : (c > 0 ? 1 : 0)
     }
+
+    /// The row order of a query ordered by items in these directions.
+    struct Order: RowOrdering {
+        let descending: [Bool]
+        func compare(_ a: UnsafePointer<RowEntry>, _ b: UnsafePointer<RowEntry>) -> Int {
+            RowEntry.compare(a, b, descending: descending)
+        }
+    }
+}
+
+/// The order of a grouped query's groups (``QuerySpec/compareGroups(_:_:)``).
+struct GroupOrder: RowOrdering {
+    func compare(_ a: UnsafePointer<[JSON]>, _ b: UnsafePointer<[JSON]>) -> Int { QuerySpec.compareGroups(a.pointee, b.pointee) }
 }
 
 /// A live query's result, kept equal to the query over the visible state by following each
@@ -85,7 +104,7 @@ final class LiveQueryState {
     /// the engine hands over (``apply(key:value:status:old:changedInPlace:read:)``): the query
     /// keeps no table from keys to sort values.
     private let keyOrdered: Bool
-    @exclusivity(unchecked) private var rows: OrderedRows<RowEntry>
+    @exclusivity(unchecked) private var rows: OrderedRows<RowEntry.Order>
 
     private struct Membership {
         var group: [JSON]
@@ -95,7 +114,7 @@ final class LiveQueryState {
     /// contribution are not kept: a change finds them from the record's value before it.
     @exclusivity(unchecked) private var grouped = 0
     @exclusivity(unchecked) private var groups: [[JSON]: GroupAccumulator] = [:]
-    @exclusivity(unchecked) private var groupRows: OrderedRows<[JSON]>
+    @exclusivity(unchecked) private var groupRows: OrderedRows<GroupOrder>
 
     /// A delta as made during a call; a group row is read when the deltas are taken.
     private enum Step {
@@ -117,8 +136,8 @@ final class LiveQueryState {
         keyOrdered = spec.order.isEmpty && spec.group == nil
         let descending = spec.order.map(\.descending)
         self.descending = descending
-        rows = OrderedRows { a, b in RowEntry.compare(a, b, descending: descending) }
-        groupRows = OrderedRows { a, b in QuerySpec.compareGroups(a, b) }
+        rows = OrderedRows(RowEntry.Order(descending: descending))
+        groupRows = OrderedRows(GroupOrder())
     }
 
     var isGrouped: Bool { spec.group != nil }
@@ -167,15 +186,23 @@ final class LiveQueryState {
 
     /// Follows one record's change: `value` and `status` are what it is now (nil: gone), `old`
     /// what it was when the query last followed it (the visible state before the call: the
-    /// engine's `before`); `changedInPlace` whether its value or status differs from before
-    /// the call (a row that stays where it is gets an update only then). `read` gives a
-    /// record's row as it is now (for a row that enters the window because another left it).
+    /// engine's `before`); `valueChanged` whether the value differs from that one (false: only
+    /// the status changed, as at a commit); `changedInPlace` whether its value or status
+    /// differs from before the call (a row that stays where it is gets an update only then).
+    /// `read` gives a record's row as it is now (for a row that enters the window because
+    /// another left it).
     func apply(key: Key, value: Record?, status: RecordStatus, old before: (value: Record?, status: RecordStatus),
-               changedInPlace: Bool, read: (Key) -> QueryRow) {
+               valueChanged: Bool = true, changedInPlace: Bool, read: (Key) -> QueryRow) {
         let matches = value.map { spec.matches(key: key, record: $0, status: status) } ?? false
+        // The same value: the predicate answers as before unless it reads the status, and the
+        // record's sort values (its entry) or group and contribution are the ones it had.
+        let same = !valueChanged && value != nil
+        let matched = same && !spec.readsStatus
+            ? matches
+            : before.value.map { spec.matches(key: key, record: $0, status: before.status) } ?? false
         if isGrouped {
-            let was = before.value.flatMap { v in spec.matches(key: key, record: v, status: before.status) ? v : nil }
-            applyGrouped(key: key, value: matches ? value : nil, before: was)
+            if same && matched == matches { return }  // the aggregates read values only
+            applyGrouped(key: key, value: matches ? value : nil, before: matched ? before.value : nil)
             return
         }
         let row = { QueryRow.record(key: key, value: value ?? [:], status: status) }
@@ -189,7 +216,7 @@ final class LiveQueryState {
                 return
             }
             old = at == nil ? nil : probe
-        } else if let v = before.value, spec.matches(key: key, record: v, status: before.status) {
+        } else if matched, let v = before.value {
             // Its row is where its value before the call put it.
             old = entry(v, key: key)
         } else {
@@ -197,8 +224,8 @@ final class LiveQueryState {
         }
         guard old != nil || matches else { return }
         // Its entry now, computed once (nil when it leaves the result).
-        let new = matches ? value.map { entry($0, key: key) } : nil
-        if let old, let new, RowEntry.compare(old, new, descending: descending) == 0 {
+        let new = matches ? (same && old != nil ? old : value.map { entry($0, key: key) }) : nil
+        if let old, let new, same || RowEntry.compare(old, new, descending: descending) == 0 {
             // Its place is unchanged (a status change, a field the order does not read):
             // found, not removed and inserted again.
             if let p = rows.index(of: old), p < limit, changedInPlace { steps.append(.update(p, row())) }

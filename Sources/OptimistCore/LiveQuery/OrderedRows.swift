@@ -6,17 +6,28 @@
 /// elements and one within a chunk (O(log n) comparisons); inserting or removing moves at most
 /// one chunk's elements and renumbers the chunks after it (O(chunk + n / chunk) word moves,
 /// no comparisons). A flat sorted array would move up to n elements per change.
-struct OrderedRows<Element> {
-    /// The order: negative, zero or positive as `a` sorts before, with or after `b`. No two
-    /// elements of the sequence compare equal (a row's key breaks every tie).
-    let compare: (Element, Element) -> Int
+///
+/// The order is a type (``RowOrdering``), not a closure, and compares elements where they
+/// are, through pointers into the chunks' buffers: the searches are specialized for it, and
+/// no comparison copies an element. Passed by value, every comparison copied the chunk's
+/// element (its sort values and key, with their reference counts), which was most of a live
+/// query's cost per change.
+struct OrderedRows<Order: RowOrdering> {
+    typealias Element = Order.Element
+    /// No two elements of the sequence compare equal (a row's key breaks every tie).
+    let order: Order
     private(set) var chunks: [[Element]] = []
     private var starts: [Int] = []
     private(set) var count = 0
 
     static var maxChunk: Int { 256 }
 
-    init(compare: @escaping (Element, Element) -> Int) { self.compare = compare }
+    init(_ order: Order) { self.order = order }
+
+    /// The order: negative, zero or positive as `a` sorts before, with or after `b`.
+    func compare(_ a: Element, _ b: Element) -> Int {
+        withUnsafePointer(to: a) { pa in withUnsafePointer(to: b) { pb in order.compare(pa, pb) } }
+    }
 
     /// Replaces the contents with `sorted` (already in order, no duplicates).
     mutating func load(sorted: [Element]) {
@@ -60,8 +71,17 @@ struct OrderedRows<Element> {
 
     /// Where `e` is (its global index), if it is there.
     func index(of e: Element) -> Int? {
-        guard let (c, i) = position(of: e), i < chunks[c].count, compare(chunks[c][i], e) == 0 else { return nil }
+        guard let (c, i) = position(of: e), holds(e, chunk: c, at: i) else { return nil }
         return starts[c] + i
+    }
+
+    /// Whether chunk `c` holds an element equal to `e` at offset `i`.
+    private func holds(_ e: Element, chunk c: Int, at i: Int) -> Bool {
+        withUnsafePointer(to: e) { pe in
+            chunks.withUnsafeBufferPointer { cs in
+                cs[c].withUnsafeBufferPointer { chunk in i < chunk.count && order.compare(chunk.baseAddress! + i, pe) == 0 }
+            }
+        }
     }
 
     /// The global index of the first element not before `e` (``count`` when every one is).
@@ -94,7 +114,7 @@ struct OrderedRows<Element> {
     /// Removes `e` if it is there and returns the global index it had.
     @discardableResult
     mutating func remove(_ e: Element) -> Int? {
-        guard let (c, i) = position(of: e), i < chunks[c].count, compare(chunks[c][i], e) == 0 else { return nil }
+        guard let (c, i) = position(of: e), holds(e, chunk: c, at: i) else { return nil }
         let index = starts[c] + i
         chunks[c].remove(at: i)
         count -= 1
@@ -109,20 +129,28 @@ struct OrderedRows<Element> {
     /// The chunk and offset where `e` is or would be inserted; nil when it sorts after every
     /// element.
     private func position(of e: Element) -> (Int, Int)? {
-        // The first chunk whose last element is not before `e`.
-        var lo = 0, hi = chunks.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if compare(chunks[mid][chunks[mid].count - 1], e) < 0 { lo = mid + 1 } else { hi = mid }
+        withUnsafePointer(to: e) { pe in
+            chunks.withUnsafeBufferPointer { cs -> (Int, Int)? in
+                // The first chunk whose last element is not before `e`.
+                var lo = 0, hi = cs.count
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    let before = cs[mid].withUnsafeBufferPointer { order.compare($0.baseAddress! + ($0.count - 1), pe) < 0 }
+                    if before { lo = mid + 1 } else { hi = mid }
+                }
+                guard lo < cs.count else { return nil }
+                let at = cs[lo].withUnsafeBufferPointer { chunk -> Int in
+                    let base = chunk.baseAddress!
+                    var a = 0, b = chunk.count
+                    while a < b {
+                        let mid = (a + b) / 2
+                        if order.compare(base + mid, pe) < 0 { a = mid + 1 } else { b = mid }
+                    }
+                    return a
+                }
+                return (lo, at)
+            }
         }
-        guard lo < chunks.count else { return nil }
-        let chunk = chunks[lo]
-        var a = 0, b = chunk.count
-        while a < b {
-            let mid = (a + b) / 2
-            if compare(chunk[mid], e) < 0 { a = mid + 1 } else { b = mid }
-        }
-        return (lo, a)
     }
 
     private func chunkHolding(index i: Int) -> Int {
@@ -142,4 +170,11 @@ struct OrderedRows<Element> {
         chunks.insert(tail, at: c + 1)
         starts.insert(starts[c] + half, at: c + 1)
     }
+}
+
+/// The order of an ``OrderedRows``' elements, read where they are (no copy of either).
+protocol RowOrdering {
+    associatedtype Element
+    /// Negative, zero or positive as `a` sorts before, with or after `b`.
+    func compare(_ a: UnsafePointer<Element>, _ b: UnsafePointer<Element>) -> Int
 }

@@ -77,7 +77,7 @@ package final class MemoryStorage: ConfirmedStorage {
             guard page.count == 4096, let last = page.last else { break }
             after = last.key
         }
-        entries.sort { MemoryIndex.Entry.compare($0, $1) < 0 }
+        entries.sort { a, b in withUnsafePointer(to: a) { pa in withUnsafePointer(to: b) { MemoryIndex.Entry.Order().compare(pa, $0) < 0 } } }
         let index = MemoryIndex(field: field)
         index.entries.load(sorted: entries)
         indexes[collection, default: []].append(index)
@@ -484,14 +484,16 @@ final class MemoryIndex {
         var sort: [UInt8]
         var key: Key
 
-        static func compare(_ a: Entry, _ b: Entry) -> Int {
-            let c = IndexKey.compare(a.sort, b.sort)
-            return c != 0 ? c : compareBytes(a.key.string, b.key.string)
+        struct Order: RowOrdering {
+            func compare(_ a: UnsafePointer<Entry>, _ b: UnsafePointer<Entry>) -> Int {
+                let c = IndexKey.compare(a.pointee.sort, b.pointee.sort)
+                return c != 0 ? c : compareBytes(a.pointee.key.string, b.pointee.key.string)
+            }
         }
     }
 
     let field: FieldPath
-    @exclusivity(unchecked) var entries = OrderedRows<Entry>(compare: Entry.compare)
+    @exclusivity(unchecked) var entries = OrderedRows(Entry.Order())
 
     init(field: FieldPath) { self.field = field }
 
