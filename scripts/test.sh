@@ -82,9 +82,19 @@ python_ctypes_tests() {
 }
 # The Swift API's DocC catalog and doc comments (scripts/docs.sh): fails on any DocC warning.
 docs_build() { bash scripts/docs.sh "$ROOT/build/docs"; }
-swift_quickstart() {
+# Its scratch folder is kept between runs; SwiftPM's incremental build of a path dependency can
+# miss a source file added to it since (a pulled checkout), so a failed build is tried once more
+# from an empty folder.
+quickstart_run() {
     swift run --package-path examples/swift --scratch-path "$ROOT/build/swift-quickstart" habits-quickstart &&
         swift run --package-path examples/swift --scratch-path "$ROOT/build/swift-quickstart" habits-viewmodel
+}
+swift_quickstart() {
+    swift build --package-path examples/swift --scratch-path "$ROOT/build/swift-quickstart" || {
+        echo "the quick start's build failed: building again from an empty scratch folder"
+        rm -rf "$ROOT/build/swift-quickstart"
+    }
+    quickstart_run
 }
 # The package as an app adds it: by a file:// URL and a version tag, built in debug and release
 # with no environment variable, and run (SwiftPM refuses unsafe flags in such a package).

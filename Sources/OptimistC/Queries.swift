@@ -63,14 +63,19 @@ private final class CQueryListenerBox: @unchecked Sendable {
         self.ctx = ctx
     }
 
-    /// The deltas as one JSON array, NUL-terminated, valid during the call.
     func deliver(_ deltas: [QueryDelta]) {
-        guard !deltas.isEmpty else { return }
-        var text = QueryDelta.jsonBytes(deltas)
-        text.append(0)
-        text.withUnsafeBufferPointer { bytes in
-            bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { fn(ctx, $0, deltas.count) }
-        }
+        withDeltasText(deltas) { fn(ctx, $0, deltas.count) }
+    }
+}
+
+/// Calls `body` with the deltas as one JSON array, NUL-terminated, valid during the call; not
+/// at all when there are none.
+private func withDeltasText(_ deltas: [QueryDelta], _ body: (UnsafePointer<CChar>) -> Void) {
+    guard !deltas.isEmpty else { return }
+    var text = QueryDelta.jsonBytes(deltas)
+    text.append(0)
+    text.withUnsafeBufferPointer { bytes in
+        bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { body($0) }
     }
 }
 
@@ -96,12 +101,7 @@ private final class CNumberedQueryListenerBox: @unchecked Sendable {
     }
 
     func deliver(_ number: UInt64, _ deltas: [QueryDelta]) {
-        guard !deltas.isEmpty else { return }
-        var text = QueryDelta.jsonBytes(deltas)
-        text.append(0)
-        text.withUnsafeBufferPointer { bytes in
-            bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { fn(ctx, number, $0, deltas.count) }
-        }
+        withDeltasText(deltas) { fn(ctx, number, $0, deltas.count) }
     }
 }
 
