@@ -24,11 +24,6 @@ struct OrderedRows<Order: RowOrdering> {
 
     init(_ order: Order) { self.order = order }
 
-    /// The order: negative, zero or positive as `a` sorts before, with or after `b`.
-    func compare(_ a: Element, _ b: Element) -> Int {
-        withUnsafePointer(to: a) { pa in withUnsafePointer(to: b) { pb in order.compare(pa, pb) } }
-    }
-
     /// Replaces the contents with `sorted` (already in order, no duplicates).
     mutating func load(sorted: [Element]) {
         chunks = []
@@ -177,4 +172,11 @@ protocol RowOrdering {
     associatedtype Element
     /// Negative, zero or positive as `a` sorts before, with or after `b`.
     func compare(_ a: UnsafePointer<Element>, _ b: UnsafePointer<Element>) -> Int
+}
+
+extension RowOrdering {
+    /// ``compare(_:_:)`` of two values (sorting elements before ``OrderedRows/load(sorted:)``).
+    func compareValues(_ a: Element, _ b: Element) -> Int {
+        withUnsafePointer(to: a) { pa in withUnsafePointer(to: b) { compare(pa, $0) } }
+    }
 }

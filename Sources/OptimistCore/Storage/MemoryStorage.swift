@@ -77,7 +77,8 @@ package final class MemoryStorage: ConfirmedStorage {
             guard page.count == 4096, let last = page.last else { break }
             after = last.key
         }
-        entries.sort { a, b in withUnsafePointer(to: a) { pa in withUnsafePointer(to: b) { MemoryIndex.Entry.Order().compare(pa, $0) < 0 } } }
+        let order = MemoryIndex.Entry.Order()
+        entries.sort { order.compareValues($0, $1) < 0 }
         let index = MemoryIndex(field: field)
         index.entries.load(sorted: entries)
         indexes[collection, default: []].append(index)
