@@ -153,10 +153,20 @@ extension Engine {
     /// same steps, with the record's confirmed value read once (it is the prefetch, and the
     /// op's base, and what the views count out) and the value confirmed passed on to the
     /// recompute, where the general path reads the storage for each.
+    ///
+    /// A put or a delete replaces whatever was confirmed: with no view to count the old value
+    /// out, it is not read at all (on a store file, a cold record costs no disk read). The
+    /// storage keeps its own indexes (it reads the old value itself only when it has one on
+    /// the collection), and listeners and live queries are told from the visible values.
     private func commitOne(_ m: LiveMutation) throws(OptimistError) {
         let op = m.record.ops[0]
         let c = collection(op.collection)
-        let old = try stored(c.name, op.key)
+        let replaces: Bool
+        switch op {
+        case .put, .delete: replaces = c.views.isEmpty
+        case .patch, .incr: replaces = false
+        }
+        let old = replaces ? nil : try stored(c.name, op.key)
         // The re-application rule: an op that no longer applies is skipped.
         let new: Record?
         switch op.apply(to: old) {
