@@ -54,15 +54,8 @@ private func mallocString(_ bytes: [UInt8]) throws(OptimistError) -> UnsafeMutab
     return p
 }
 
-/// The C listener of a query and its context (the caller's, handed back as given).
-private final class CQueryListenerBox: @unchecked Sendable {
-    let fn: optimist_query_listener
-    let ctx: UnsafeMutableRawPointer?
-    init(fn: @escaping optimist_query_listener, ctx: UnsafeMutableRawPointer?) {
-        self.fn = fn
-        self.ctx = ctx
-    }
-
+/// A query listener.
+private extension CCallback where Fn == optimist_query_listener {
     func deliver(_ deltas: [QueryDelta]) {
         withDeltasText(deltas) { fn(ctx, $0, deltas.count) }
     }
@@ -86,20 +79,13 @@ public func optimist_query_subscribe(_ q: OpaquePointer?, _ fn: optimist_query_l
         let query = try liveQuery(q)
         guard let fn else { throw .misuse("the listener is NULL") }
         let out = try out(outSub, "out_sub")
-        let box = CQueryListenerBox(fn: fn, ctx: ctx)
+        let box = CCallback(fn, ctx: ctx)
         out.pointee = try query.subscribe { box.deliver($0) }
     }
 }
 
-/// A numbered C listener of a query and its context.
-private final class CNumberedQueryListenerBox: @unchecked Sendable {
-    let fn: optimist_query_numbered_listener
-    let ctx: UnsafeMutableRawPointer?
-    init(fn: @escaping optimist_query_numbered_listener, ctx: UnsafeMutableRawPointer?) {
-        self.fn = fn
-        self.ctx = ctx
-    }
-
+/// A numbered query listener.
+private extension CCallback where Fn == optimist_query_numbered_listener {
     func deliver(_ number: UInt64, _ deltas: [QueryDelta]) {
         withDeltasText(deltas) { fn(ctx, number, $0, deltas.count) }
     }
@@ -117,7 +103,7 @@ public func optimist_query_subscribe_numbered(_ q: OpaquePointer?, _ fn: optimis
         let query = try liveQuery(q)
         guard let fn else { throw .misuse("the listener is NULL") }
         let out = try out(outSub, "out_sub")
-        let box = CNumberedQueryListenerBox(fn: fn, ctx: ctx)
+        let box = CCallback(fn, ctx: ctx)
         if let outRowsJSON {
             // Out of memory for the text: the subscription is ended again, so a failure
             // leaves none behind.

@@ -11,16 +11,8 @@ import OptimistModel
 // Include/optimist.h declares it (imported through the COptimist module, so the compiler lays
 // it out as C does).
 
-/// The C listener and its context. The context is the caller's: we only hand it back, so
-/// sending it across threads is the caller's contract (documented in the header).
-private final class CListenerBox: @unchecked Sendable {
-    let fn: optimist_listener
-    let ctx: UnsafeMutableRawPointer?
-    init(fn: @escaping optimist_listener, ctx: UnsafeMutableRawPointer?) {
-        self.fn = fn
-        self.ctx = ctx
-    }
-
+/// A store listener.
+private extension CCallback where Fn == optimist_listener {
     /// Builds the C array (strings valid only during the call), calls the listener, frees all.
     func deliver(_ changes: [Change]) {
         let n = changes.count
@@ -63,7 +55,7 @@ public func optimist_subscribe(_ handle: OpaquePointer?, _ coll: UnsafePointer<C
             let c = try optionalText(coll, "coll").map { Key($0) }
             let p = try optionalText(pre, "prefix").map { Key($0) }
             let out = try out(outSub, "out_sub")
-            let box = CListenerBox(fn: fn, ctx: ctx)
+            let box = CCallback(fn, ctx: ctx)
             out.pointee = try s.subscribe(collection: c, prefix: p) { box.deliver($0) }
         }
     }

@@ -72,16 +72,9 @@ struct HostTransport: SyncTransport, @unchecked Sendable {
 
 /// A C status listener, called on the sync's thread with the status as JSON (valid during the
 /// call only).
-private final class SyncListenerBox: @unchecked Sendable {
-    let fn: optimist_sync_listener
-    let context: UnsafeMutableRawPointer?
-    init(fn: @escaping optimist_sync_listener, context: UnsafeMutableRawPointer?) {
-        self.fn = fn
-        self.context = context
-    }
-
+private extension CCallback where Fn == optimist_sync_listener {
     func deliver(_ status: SyncStatus) {
-        JSONWriter.string(status.json).withCString { fn(context, $0) }
+        JSONWriter.string(status.json).withCString { fn(ctx, $0) }
     }
 }
 
@@ -107,7 +100,7 @@ func syncHeaders(_ array: UnsafePointer<UnsafePointer<CChar>?>?) throws(Optimist
 }
 
 /// The options a C caller gave, as `SyncOptions`, and its status listener if any.
-private func syncOptions(_ p: UnsafeRawPointer) throws(OptimistError) -> (SyncOptions, SyncListenerBox?) {
+private func syncOptions(_ p: UnsafeRawPointer) throws(OptimistError) -> (SyncOptions, CCallback<optimist_sync_listener>?) {
     typealias O = optimist_sync_options
     let version = try optionsVersion(p, struct: "optimist_sync_options", newest: OPTIMIST_SYNC_OPTIONS_VERSION,
                                      initMacro: "OPTIMIST_SYNC_OPTIONS_INIT")
@@ -117,7 +110,7 @@ private func syncOptions(_ p: UnsafeRawPointer) throws(OptimistError) -> (SyncOp
         HostTransport(fn: $0, context: member(p, \O.transport_ctx))
     }
     let listener = member(p, \O.on_status).map {
-        SyncListenerBox(fn: $0, context: member(p, \O.status_ctx))
+        CCallback($0, ctx: member(p, \O.status_ctx))
     }
     var options = SyncOptions(
         url: url, transport: transport, headers: headers,

@@ -20,45 +20,37 @@ struct RowEntry {
     /// A row of a query in key order (no sort values).
     init(key: Key) { self.init(first: nil, rest: [], key: key) }
 
-    /// The row order: each sort value in its item's direction (`descending`), then the key
-    /// bytewise. As ``QuerySpec/compareRows(_:_:)``, with numbers (the usual sort values)
-    /// compared without the general comparison's switch or a copy of either value, and keys by
-    /// their first 16 bytes (``Key/orderingHead``, two integers) first: rows that tie on their
-    /// sort values (most rows of a query ordered by a few distinct values) are told apart
-    /// without reaching the keys' bytes.
-    static func compare(_ a: RowEntry, _ b: RowEntry, descending: [Bool]) -> Int {
-        withUnsafePointer(to: a) { pa in withUnsafePointer(to: b) { pb in compare(pa, pb, descending: descending) } }
-    }
-
-    /// ``compare(_:_:descending:)`` of two entries where they are: the usual case (numbers,
-    /// then keys) reads their fields without copying them.
-    static func compare(_ a: UnsafePointer<RowEntry>, _ b: UnsafePointer<RowEntry>, descending: [Bool]) -> Int {
-        if !descending.isEmpty {
-            let c: Int
-            if case .number(let u)? = a.pointee.first, case .number(let v)? = b.pointee.first {
-                c = u < v ? -1 : (u > v ? 1 : 0)
-            } else {
-                c = QueryOrder.compare(a.pointee.first, b.pointee.first)
-            }
-            if c != 0 { return (c < 0) != descending[0] ? -1 : 1 }
-            var i = 1
-            while i < descending.count {
-                let c = QueryOrder.compare(a.pointee.rest[i - 1], b.pointee.rest[i - 1])
-                if c != 0 { return (c < 0) != descending[i] ? -1 : 1 }
-                i += 1
-            }
-        }
-        let ha = a.pointee.key.orderingHead, hb = b.pointee.key.orderingHead
-        if ha != hb { return ha < hb ? -1 : 1 }
-        let c = compareBytes(a.pointee.key.string, b.pointee.key.string)
-        return c < 0 ? -1 : (c > 0 ? 1 : 0)
-    }
-
-    /// The row order of a query ordered by items in these directions.
+    /// The row order of a query ordered by items in these directions: each sort value in its
+    /// item's direction, then the key bytewise. As ``QuerySpec/compareRows(_:_:)``, with
+    /// numbers (the usual sort values) compared without the general comparison's switch or a
+    /// copy of either value, and keys by their first 16 bytes (``Key/orderingHead``, two
+    /// integers) first: rows that tie on their sort values (most rows of a query ordered by a
+    /// few distinct values) are told apart without reaching the keys' bytes.
     struct Order: RowOrdering {
         let descending: [Bool]
+
+        /// Reads the two entries where they are: the usual case (numbers, then keys) copies
+        /// none of their fields.
         func compare(_ a: UnsafePointer<RowEntry>, _ b: UnsafePointer<RowEntry>) -> Int {
-            RowEntry.compare(a, b, descending: descending)
+            if !descending.isEmpty {
+                let c: Int
+                if case .number(let u)? = a.pointee.first, case .number(let v)? = b.pointee.first {
+                    c = u < v ? -1 : (u > v ? 1 : 0)
+                } else {
+                    c = QueryOrder.compare(a.pointee.first, b.pointee.first)
+                }
+                if c != 0 { return (c < 0) != descending[0] ? -1 : 1 }
+                var i = 1
+                while i < descending.count {
+                    let c = QueryOrder.compare(a.pointee.rest[i - 1], b.pointee.rest[i - 1])
+                    if c != 0 { return (c < 0) != descending[i] ? -1 : 1 }
+                    i += 1
+                }
+            }
+            let ha = a.pointee.key.orderingHead, hb = b.pointee.key.orderingHead
+            if ha != hb { return ha < hb ? -1 : 1 }
+            let c = compareBytes(a.pointee.key.string, b.pointee.key.string)
+            return c < 0 ? -1 : (c > 0 ? 1 : 0)
         }
     }
 }
@@ -69,7 +61,7 @@ struct GroupOrder: RowOrdering {
 }
 
 /// A live query's result, kept equal to the query over the visible state by following each
-/// changed record (``apply(key:value:status:old:changedInPlace:read:)``), never by a re-run.
+/// changed record (``apply(key:value:status:old:valueChanged:changedInPlace:read:)``), never by a re-run.
 ///
 /// Record queries keep every matching record's ``RowEntry`` in order (``OrderedRows``), not
 /// just the first `limit`: when a row of the window leaves, the next one enters without
@@ -101,7 +93,7 @@ final class LiveQueryState {
 
     /// Whether the rows are in key order: a row's place then follows from its key alone. In
     /// any other order a changed record's row is found from its value before the call, which
-    /// the engine hands over (``apply(key:value:status:old:changedInPlace:read:)``): the query
+    /// the engine hands over (``apply(key:value:status:old:valueChanged:changedInPlace:read:)``): the query
     /// keeps no table from keys to sort values.
     private let keyOrdered: Bool
     @exclusivity(unchecked) private var rows: OrderedRows<RowEntry.Order>
@@ -134,16 +126,11 @@ final class LiveQueryState {
         self.spec = spec
         limit = spec.limit ?? Int.max
         keyOrdered = spec.order.isEmpty && spec.group == nil
-        let descending = spec.order.map(\.descending)
-        self.descending = descending
-        rows = OrderedRows(RowEntry.Order(descending: descending))
+        rows = OrderedRows(RowEntry.Order(descending: spec.order.map(\.descending)))
         groupRows = OrderedRows(GroupOrder())
     }
 
     var isGrouped: Bool { spec.group != nil }
-
-    /// Each order item's direction.
-    private let descending: [Bool]
 
     /// A matching record's entry: its sort values (the first inline, no array for a one-field
     /// order) and key.
@@ -178,8 +165,8 @@ final class LiveQueryState {
             for r in records where spec.matches(key: r.key, record: r.value, status: r.status) {
                 entries.append(entry(r.value, key: r.key))
             }
-            let descending = spec.order.map(\.descending)
-            entries.sort { RowEntry.compare($0, $1, descending: descending) < 0 }
+            let order = rows.order
+            entries.sort { order.compareValues($0, $1) < 0 }
             rows.load(sorted: entries)
         }
     }
@@ -192,7 +179,7 @@ final class LiveQueryState {
     /// `read` gives a record's row as it is now (for a row that enters the window because
     /// another left it).
     func apply(key: Key, value: Record?, status: RecordStatus, old before: (value: Record?, status: RecordStatus),
-               valueChanged: Bool = true, changedInPlace: Bool, read: (Key) -> QueryRow) {
+               valueChanged: Bool, changedInPlace: Bool, read: (Key) -> QueryRow) {
         let matches = value.map { spec.matches(key: key, record: $0, status: status) } ?? false
         // The same value: the predicate answers as before unless it reads the status, and the
         // record's sort values (its entry) or group and contribution are the ones it had.
@@ -225,7 +212,7 @@ final class LiveQueryState {
         guard old != nil || matches else { return }
         // Its entry now, computed once (nil when it leaves the result).
         let new = matches ? (same && old != nil ? old : value.map { entry($0, key: key) }) : nil
-        if let old, let new, same || RowEntry.compare(old, new, descending: descending) == 0 {
+        if let old, let new, same || rows.order.compareValues(old, new) == 0 {
             // Its place is unchanged (a status change, a field the order does not read):
             // found, not removed and inserted again.
             if let p = rows.index(of: old), p < limit, changedInPlace { steps.append(.update(p, row())) }
