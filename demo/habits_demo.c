@@ -282,23 +282,19 @@ typedef struct {
     int broken;              /* a delta that did not fit the rows (the checks then fail) */
 } screen;
 
-/* The end of the JSON value at p (an object, array, string or literal), or NULL. */
+/* Just past the end of the JSON object or array that starts at p, or NULL. */
 static const char *json_end(const char *p) {
     int depth = 0, in_string = 0;
     for (; *p; p++) {
         if (in_string) {
             if (*p == '\\' && p[1]) p++;
             else if (*p == '"') in_string = 0;
-            if (!in_string && depth == 0) return p + 1;
         } else if (*p == '"') {
             in_string = 1;
         } else if (*p == '{' || *p == '[') {
             depth++;
-        } else if (*p == '}' || *p == ']') {
-            if (--depth == 0) return p + 1;
-            if (depth < 0) return NULL;
-        } else if (depth == 0 && (*p == ',' || *p == '}')) {
-            return p;
+        } else if ((*p == '}' || *p == ']') && --depth == 0) {
+            return p + 1;
         }
     }
     return NULL;

@@ -85,30 +85,19 @@ extension Store {
         }
     }
 
-    /// Subscribes; also returns the number of the query's last delivery before it (the
-    /// listener's first is numbered above it).
-    func querySubscribe(_ id: UInt64, _ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void) throws(OptimistError)
-        -> (subscription: UInt64, delivered: UInt64) {
+    /// Subscribes; with `reading`, also reads the rows in the same step under both locks, so
+    /// that no call falls between the rows and the first deltas (without it, no rows). Returns
+    /// the number of the query's last delivery before the subscription: the listener's first
+    /// is numbered above it.
+    func querySubscribe(_ id: UInt64, reading: Bool, _ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void)
+        throws(OptimistError) -> (rows: [QueryRow], subscription: UInt64, delivered: UInt64) {
         try arrange { e throws(OptimistError) in
+            defer { if reading { e.storage.endCall() } }
             let q = try e.liveQuery(id)
             let sub = e.nextSubscription
             e.nextSubscription += 1
             q.listeners[sub] = listener
-            return (sub, q.delivered)
-        }
-    }
-
-    /// Subscribes and reads the rows in one step under both locks: no call falls between
-    /// the rows and the first deltas.
-    func querySubscribeReading(_ id: UInt64, _ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void) throws(OptimistError)
-        -> (rows: [QueryRow], subscription: UInt64, delivered: UInt64) {
-        try arrange { e throws(OptimistError) in
-            defer { e.storage.endCall() }
-            let q = try e.liveQuery(id)
-            let sub = e.nextSubscription
-            e.nextSubscription += 1
-            q.listeners[sub] = listener
-            guard let c = e.collections[q.spec.collection] else { return ([], sub, q.delivered) }
+            guard reading, let c = e.collections[q.spec.collection] else { return ([], sub, q.delivered) }
             return (q.rows(offset: 0, count: 0, read: { e.queryRow(c, $0) }), sub, q.delivered)
         }
     }
@@ -166,7 +155,7 @@ public final class LiveQuery: Sendable {
     /// ```
     @discardableResult
     public func subscribe(_ listener: @escaping @Sendable ([QueryDelta]) -> Void) throws(OptimistError) -> UInt64 {
-        try store.querySubscribe(id) { _, deltas in listener(deltas) }.subscription
+        try store.querySubscribe(id, reading: false) { _, deltas in listener(deltas) }.subscription
     }
 
     /// ``subscribe(_:)`` with each call's number among the query's deliveries (1, 2, ...):
@@ -182,7 +171,7 @@ public final class LiveQuery: Sendable {
     /// ```
     @discardableResult
     public func subscribeNumbered(_ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void) throws(OptimistError) -> UInt64 {
-        try store.querySubscribe(id, listener).subscription
+        try store.querySubscribe(id, reading: false, listener).subscription
     }
 
     /// ``subscribeNumbered(_:)``, and the number of the query's last delivery before the
@@ -190,7 +179,8 @@ public final class LiveQuery: Sendable {
     /// (what a host needs to put them back in order without reading the rows).
     package func subscribeNumberedAfter(_ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void) throws(OptimistError)
         -> (subscription: UInt64, delivered: UInt64) {
-        try store.querySubscribe(id, listener)
+        let r = try store.querySubscribe(id, reading: false, listener)
+        return (r.subscription, r.delivered)
     }
 
     /// The rows and a subscription made in one step: the deltas `listener` gets apply to
@@ -202,7 +192,7 @@ public final class LiveQuery: Sendable {
     /// ```
     public func rowsAndSubscribe(_ listener: @escaping @Sendable ([QueryDelta]) -> Void) throws(OptimistError)
         -> (rows: [QueryRow], subscription: UInt64) {
-        let r = try store.querySubscribeReading(id) { _, deltas in listener(deltas) }
+        let r = try store.querySubscribe(id, reading: true) { _, deltas in listener(deltas) }
         return (r.rows, r.subscription)
     }
 
@@ -211,7 +201,7 @@ public final class LiveQuery: Sendable {
     /// applies to them is that plus one.
     public func rowsAndSubscribeNumbered(_ listener: @escaping @Sendable (UInt64, [QueryDelta]) -> Void) throws(OptimistError)
         -> (rows: [QueryRow], subscription: UInt64, delivered: UInt64) {
-        try store.querySubscribeReading(id, listener)
+        try store.querySubscribe(id, reading: true, listener)
     }
 
     /// - Throws: `.notFound` for a subscription this query does not have.
