@@ -10,15 +10,26 @@ public enum Op: Sendable, Hashable {
     /// Add `delta` to a top-level numeric field (a missing record or field counts as 0).
     case incr(collection: Key, key: Key, field: Key, delta: Double)
 
-    public var collection: Key {
+    // Inlinable: called from the engine's modules, each read took a copy of the whole op
+    // (its keys and record retained, then released) to hand back one key.
+    @inlinable public var collection: Key {
         switch self {
         case .put(let c, _, _), .patch(let c, _, _), .delete(let c, _), .incr(let c, _, _, _): c
         }
     }
 
-    public var key: Key {
+    @inlinable public var key: Key {
         switch self {
         case .put(_, let k, _), .patch(_, let k, _), .delete(_, let k), .incr(_, let k, _, _): k
+        }
+    }
+
+    /// Whether the op's result is the same whatever the record was (a put or a delete): the
+    /// ops before it on the record do not show through it.
+    @inlinable public var replacesRecord: Bool {
+        switch self {
+        case .put, .delete: true
+        case .patch, .incr: false
         }
     }
 

@@ -11,14 +11,22 @@ struct EndedSet: ~Copyable {
     private static let wordsPerPage = (1 << shift) / 64
 
     /// One page's bits: `known` in the first half of the words, `committed` in the second.
+    /// Raw memory the page owns: an array's bits, set through the page, were checked for a
+    /// second owner (and retained) on every mutation that ended.
     private final class Page {
-        @exclusivity(unchecked) var words = [UInt64](repeating: 0, count: 2 * EndedSet.wordsPerPage)
+        let words: UnsafeMutablePointer<UInt64>
+        init() {
+            words = .allocate(capacity: 2 * EndedSet.wordsPerPage)
+            words.initialize(repeating: 0, count: 2 * EndedSet.wordsPerPage)
+        }
+        deinit { words.deallocate() }
     }
 
     private var pages: [MutationKey: Page] = [:]
-    /// The page the last insert went to: mutations end in about the order they started.
+    /// The page the last insert went to: mutations end in about the order they started. Not
+    /// retained (``pages`` keeps every page for good).
     private var lastNumber: MutationID = .max
-    private var last: Page?
+    private var last: Unmanaged<Page>?
 
     init() {}
 
@@ -29,25 +37,35 @@ struct EndedSet: ~Copyable {
 
     mutating func insert(_ id: MutationID, _ status: MutationStatus) {
         let (number, word, bit) = Self.place(id)
-        let page: Page
+        let words: UnsafeMutablePointer<UInt64>
         if number == lastNumber, let last {
-            page = last
-        } else if let found = pages[MutationKey(number)] {
-            page = found
+            words = last._withUnsafeGuaranteedRef { $0.words }
         } else {
-            page = Page()
-            pages[MutationKey(number)] = page
+            let page: Page
+            if let found = pages[MutationKey(number)] {
+                page = found
+            } else {
+                page = Page()
+                pages[MutationKey(number)] = page
+            }
+            lastNumber = number
+            last = Unmanaged.passUnretained(page)
+            words = page.words
         }
-        lastNumber = number
-        last = page
-        page.words[word] |= bit
-        if status == .committed { page.words[Self.wordsPerPage + word] |= bit } else { page.words[Self.wordsPerPage + word] &= ~bit }
+        words[word] |= bit
+        if status == .committed { words[Self.wordsPerPage + word] |= bit } else { words[Self.wordsPerPage + word] &= ~bit }
     }
 
     func status(_ id: MutationID) -> MutationStatus? {
         let (number, word, bit) = Self.place(id)
-        guard let page = number == lastNumber ? last : pages[MutationKey(number)] else { return nil }
-        guard page.words[word] & bit != 0 else { return nil }
-        return page.words[Self.wordsPerPage + word] & bit != 0 ? .committed : .rolledBack
+        let words: UnsafeMutablePointer<UInt64>
+        if number == lastNumber, let last {
+            words = last._withUnsafeGuaranteedRef { $0.words }
+        } else {
+            guard let page = pages[MutationKey(number)] else { return nil }
+            words = page.words
+        }
+        guard words[word] & bit != 0 else { return nil }
+        return words[Self.wordsPerPage + word] & bit != 0 ? .committed : .rolledBack
     }
 }

@@ -94,7 +94,7 @@ extension Engine {
             for a in m.touched { noteTouch(collection(a.collection), a.key) }
         }
         live.removeValue(forKey: MutationKey(id))
-        if m.record.status == .pending { removeDue(m.record) }
+        if m.record.status == .pending { due.remove(DueEntry(id: id, queuePosition: m.record.queuePosition)) }
         if let k = m.record.dedupeKey, dedupe[k] == id { dedupe.removeValue(forKey: k) }
         for a in m.touched {
             let c = collection(a.collection)
@@ -159,24 +159,30 @@ extension Engine {
     /// storage keeps its own indexes (it reads the old value itself only when it has one on
     /// the collection), and listeners and live queries are told from the visible values.
     private func commitOne(_ m: LiveMutation) throws(OptimistError) {
-        let op = m.record.ops[0]
-        let c = collection(op.collection)
-        let replaces: Bool
-        switch op {
-        case .put, .delete: replaces = c.views.isEmpty
-        case .patch, .incr: replaces = false
-        }
-        let old = replaces ? nil : try stored(c.name, op.key)
+        // The op read in place, its parts taken as needed: a copy of it retained its keys
+        // and record, and released them.
+        let ops = m.record.ops
+        let c = collection(ops[0].collection)
+        let key = ops[0].key
+        let replaces = ops[0].replacesRecord && c.views.isEmpty
+        let old = replaces ? nil : try stored(c.name, key)
         // The re-application rule: an op that no longer applies is skipped.
         let new: Record?
-        switch op.apply(to: old) {
-        case .success(let r): new = r
-        case .failure: new = old
+        if case .put(_, _, let value) = ops[0] {
+            new = value
+        } else {
+            switch ops[0].apply(to: old) {
+            case .success(let r): new = r
+            case .failure: new = old
+            }
         }
-        noteTouch(c, op.key)
-        confirm(c, op.key, new, old: old)
+        noteTouch(c, key)
+        // The key's place in the overlay, looked up once: confirming, ending and refolding
+        // change the storage and the chains, not the overlay, until the refold sets it.
+        let overlaid = c.overlay.index(forKey: key)
+        confirm(c, key, new, old: old, shown: overlaid == nil)
         end(m, as: .committed)
-        recompute(c, op.key, confirmed: new)
+        recompute(c, key, confirmed: new, overlaid: overlaid)
     }
 
     func rollback(_ id: MutationID, reason: String? = nil) throws(OptimistError) {

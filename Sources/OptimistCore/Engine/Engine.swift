@@ -383,8 +383,11 @@ final class Engine {
     ///
     /// `chained`: whether a chain touches the key, when the caller knows (a mutation that
     /// just appended to the key's chain): spares a lookup of the chain.
+    ///
+    /// `at`: the key's place in the overlay, when the caller looked it up and nothing changed
+    /// the overlay since (a tap's commit): spares the overlay a second lookup.
     func setVisible(_ c: CollectionState, _ key: Key, _ new: Record?, old: Record?, mergingIndex: Bool = true,
-                    chained known: Bool? = nil) {
+                    chained known: Bool? = nil, at overlaid: [Key: Record?].Index? = nil) {
         // A refold that finds the value it had (a commit of the key's only mutation: the
         // confirmed record is the op's own value, as the overlay was) changes neither the
         // views nor what a cached get returns. The entry still goes while a chain remains: a
@@ -397,7 +400,14 @@ final class Engine {
             noteViewsTouched(c)
         }
         if !same || chained { dropCached(c, key) }
-        if chained {
+        if let i = overlaid {
+            if chained {
+                c.overlay.values[i] = new
+            } else {
+                c.overlay.remove(at: i)
+                c.index.noteRemoval()
+            }
+        } else if chained {
             if c.overlay.updateValue(new, forKey: key) == nil {
                 c.index.insert(key)
                 if mergingIndex && c.index.needsMerge { c.index.prepare(contains: { c.overlay[$0] != nil }) }
@@ -412,16 +422,22 @@ final class Engine {
         recompute(c, key) { confirmedRecord(c.name, key) }
     }
 
-    /// The same, with `C[key]` known to the caller (it just confirmed it).
-    func recompute(_ c: CollectionState, _ key: Key, confirmed known: Record?) {
-        recompute(c, key) { known }
+    /// The same, with `C[key]` known to the caller (it just confirmed it), and the key's place
+    /// in the overlay (`overlaid`: nil when not overlaid), which nothing changed since the
+    /// caller looked it up.
+    func recompute(_ c: CollectionState, _ key: Key, confirmed known: Record?, overlaid: [Key: Record?].Index?) {
+        recompute(c, key, overlaid: overlaid) { known }
     }
 
     @inline(__always) private func recompute(_ c: CollectionState, _ key: Key, reading read: () -> Record?) {
-        let overlaid = c.overlay.index(forKey: key)
+        recompute(c, key, overlaid: c.overlay.index(forKey: key), reading: read)
+    }
+
+    @inline(__always) private func recompute(_ c: CollectionState, _ key: Key, overlaid: [Key: Record?].Index?,
+                                             reading read: () -> Record?) {
         guard let chain = c.chains[key] else {
             // No chain: V is C (the overlay, if any, goes).
-            if let i = overlaid { setVisible(c, key, read(), old: c.overlay.values[i]) }
+            if let i = overlaid { setVisible(c, key, read(), old: c.overlay.values[i], chained: false, at: i) }
             return
         }
         // The ops before the chain's last put or delete of the key do not show: the fold starts
@@ -437,7 +453,7 @@ final class Engine {
                 if case .success(let n) = m.record.ops[i].apply(to: v) { v = n }
             }
         }
-        setVisible(c, key, v, old: old)
+        setVisible(c, key, v, old: old, chained: true, at: overlaid)
     }
 
     /// The position in `chain` of the last mutation whose last op on the key is a put or a
@@ -445,12 +461,12 @@ final class Engine {
     private func lastWhole(_ chain: PendingChain, _ c: CollectionState, _ key: Key) -> Int? {
         for position in stride(from: chain.count - 1, through: 0, by: -1) {
             guard let m = live[MutationKey(chain[position])] else { continue }
+            // A mutation of one op on the key's chain is that key's: nothing to search (most
+            // are; the search compared both keys of each op).
+            if m.record.ops.count == 1 { return m.record.ops[0].replacesRecord ? position : nil }
             let ops = m.record.ops
             guard let i = ops.lastIndex(where: { $0.key == key && $0.collection == c.name }) else { continue }
-            switch ops[i] {
-            case .put, .delete: return position
-            default: return nil
-            }
+            return ops[i].replacesRecord ? position : nil
         }
         return nil
     }
@@ -508,8 +524,12 @@ final class Engine {
     /// One record of ``confirm(_:)-([(CollectionState,Key,Record?)])``, its confirmed value
     /// until now (`old`) already read by the caller (only the views need it).
     func confirm(_ c: CollectionState, _ key: Key, _ value: Record?, old: Record?) {
-        // Whether V is C for this key: looked up once (the storage write does not change it).
-        let shown = c.overlay.index(forKey: key) == nil
+        confirm(c, key, value, old: old, shown: c.overlay.index(forKey: key) == nil)
+    }
+
+    /// The same, told whether V is C for this key (`shown`: no overlay; the storage write
+    /// does not change it).
+    @inline(__always) func confirm(_ c: CollectionState, _ key: Key, _ value: Record?, old: Record?, shown: Bool) {
         if !c.views.isEmpty {
             c.forEachView { v in
                 if v.updateConfirmed(key: key, old: old, new: value) { noteViewChanged(v) }

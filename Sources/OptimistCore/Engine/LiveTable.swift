@@ -23,6 +23,10 @@ struct LiveTable {
     /// retained (``pages`` keeps it), so a lookup costs no retain and release of the page.
     private var recentNumber: UInt64 = .max
     private var recentPage: Unmanaged<Page>?
+    /// The older page a removal found last, likewise: commits end the oldest mutations, in
+    /// about id order, while taps fill the newest page (each commit looked its page up twice).
+    private var olderNumber: UInt64 = .max
+    private var olderPage: Unmanaged<Page>?
     private(set) var count = 0
     /// The highest page number made: kept when it empties, since the next ids fall in it (a
     /// tap and its rollback, one after the other, would make and free a 32 KB page each).
@@ -30,6 +34,7 @@ struct LiveTable {
 
     @inline(__always) private func page(_ number: UInt64) -> Page? {
         if recentNumber == number, let p = recentPage { return p.takeUnretainedValue() }
+        if olderNumber == number, let p = olderPage { return p.takeUnretainedValue() }
         return pages[number]
     }
 
@@ -37,6 +42,7 @@ struct LiveTable {
         @inline(__always) get {
             let number = key.id >> UInt64(Self.pageBits), slot = Int(key.id & UInt64(Self.pageSize - 1))
             if recentNumber == number, let p = recentPage { return p._withUnsafeGuaranteedRef { $0.slots[slot] } }
+            if olderNumber == number, let p = olderPage { return p._withUnsafeGuaranteedRef { $0.slots[slot] } }
             return pages[number]?.slots[slot]
         }
         set {
@@ -68,17 +74,25 @@ struct LiveTable {
     mutating func removeValue(forKey key: MutationKey) -> LiveMutation? {
         let number = key.id >> UInt64(Self.pageBits)
         guard let p = page(number) else { return nil }
+        if number != recentNumber {
+            olderNumber = number
+            olderPage = Unmanaged.passUnretained(p)
+        }
         let slot = Int(key.id & UInt64(Self.pageSize - 1))
         guard let m = p.slots[slot] else { return nil }
         p.slots[slot] = nil
         p.used -= 1
         count -= 1
         if p.used == 0 && number < newest {
-            pages.removeValue(forKey: number)
             if recentNumber == number {
                 recentNumber = .max
                 recentPage = nil
             }
+            if olderNumber == number {
+                olderNumber = .max
+                olderPage = nil
+            }
+            pages.removeValue(forKey: number)
         }
         return m
     }

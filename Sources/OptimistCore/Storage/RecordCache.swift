@@ -201,7 +201,16 @@ package struct RecordCache {
         var buckets = 1
         while buckets * 3 < o.capacity * 4 { buckets <<= 1 }
         var total = 64 + buckets * 48
-        for (k, v) in o { total += stringBytes(k.string) + valueBytes(v) }
+        // Keys and values apart, scalars not passed on: a commit sizes the record it
+        // confirms, and iterating the pairs copied each key and value (retains, releases).
+        for k in o.keys { total += stringBytes(k.string) }
+        for v in o.values {
+            switch v {
+            case .null, .bool, .number: break
+            case .string(let s): total += stringBytes(s)
+            case .array, .object: total += valueBytes(v)
+            }
+        }
         return total
     }
 
