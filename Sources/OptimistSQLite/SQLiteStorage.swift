@@ -447,8 +447,12 @@ final class SQLiteStorage: ConfirmedStorage, @unchecked Sendable {
         let append = movesAppend ?? currentAppend
         unwritten[a] = Unwritten(value: value, append: append)
         if value != nil {
-            if bounds[collection] != nil {
-                bounds[collection]!.include(key)
+            if recentCollection == collection, recentHeads?.contains(key.orderingHead) == true {
+                // Strictly inside the bounds of the collection read last (kept equal to its
+                // entry in `bounds`): neither bound moves. The common commit, of a record the
+                // collection has, looks nothing up and compares no keys.
+            } else if let i = bounds.index(forKey: collection) {
+                bounds.values[i].include(key)
                 if recentCollection == collection { includeRecent(key) }
             } else {
                 setBounds[collection, default: .empty].include(key)

@@ -5,7 +5,7 @@ extension Engine {
         if let dedupeKey, let existing = dedupe[dedupeKey] { throw .duplicate(existing: existing) }
         let id = try newID()
         if ops.count == 1 {
-            try mutateOne(id, ops[0], ops, dedupeKey: dedupeKey, policy: policy)
+            try mutateOne(id, ops, dedupeKey: dedupeKey, policy: policy)
         } else {
             let results = try evaluate(ops, on: { (c, k) throws(OptimistError) in try readVisible(c, k) }, skipFailing: false)
             start(id, ops, dedupeKey: dedupeKey, policy: policy)
@@ -14,22 +14,22 @@ extension Engine {
         return id
     }
 
-    /// ``mutate(_:dedupeKey:policy:)`` of one op (most taps change one record): no results
-    /// array, one lookup of the collection. The op is borrowed from the array, not copied (a
-    /// copy retains and releases each of its strings and its record).
-    @inline(__always) private func mutateOne(_ id: MutationID, _ op: borrowing Op, _ ops: [Op], dedupeKey: String?,
+    /// ``mutate(_:dedupeKey:policy:)`` of the one op `ops` holds (most taps change one
+    /// record): no results array, one lookup of the collection. The op is read in place in
+    /// the array, its parts taken as needed: a copy of the whole op retained each of its
+    /// strings and its record, and released them, on every tap.
+    @inline(__always) private func mutateOne(_ id: MutationID, _ ops: [Op], dedupeKey: String?,
                                              policy: FailurePolicy) throws(OptimistError) {
-        // A put's payload taken apart once: its value is the result, whatever the record was
-        // (`Op.apply`), and `op.collection`, `op.key` and `apply` each copied the whole op
-        // (its keys and record retained, then released), on every tap.
-        if case .put(let coll, let key, let value) = copy op {
+        // A put's value is the result, whatever the record was (`Op.apply`).
+        if case .put(let coll, let key, let value) = ops[0] {
             return try put(id, coll, key, value, ops, dedupeKey: dedupeKey, policy: policy)
         }
-        let c = collection(op.collection)
-        let current = try readVisible(c, op.key)
-        let value = try op.apply(to: current).get()
+        let c = collection(ops[0].collection)
+        let key = ops[0].key
+        let current = try readVisible(c, key)
+        let value = try ops[0].apply(to: current).get()
         start(id, ops, dedupeKey: dedupeKey, policy: policy)
-        stage(id, c, op.key, value, old: current)
+        stage(id, c, key, value, old: current)
     }
 
     /// ``mutate(_:dedupeKey:policy:)`` of the one put `ops` holds, given also as its parts
