@@ -26,7 +26,7 @@ public enum Op: Sendable, Hashable {
 
     /// Whether the op's result is the same whatever the record was (a put or a delete): the
     /// ops before it on the record do not show through it.
-    @inlinable public var replacesRecord: Bool {
+    @inlinable package var replacesRecord: Bool {
         switch self {
         case .put, .delete: true
         case .patch, .incr: false

@@ -94,7 +94,7 @@ extension Engine {
             for a in m.touched { noteTouch(collection(a.collection), a.key) }
         }
         live.removeValue(forKey: MutationKey(id))
-        if m.record.status == .pending { due.remove(DueEntry(id: id, queuePosition: m.record.queuePosition)) }
+        if m.record.status == .pending { removeDue(m) }
         if let k = m.record.dedupeKey, dedupe[k] == id { dedupe.removeValue(forKey: k) }
         for a in m.touched {
             let c = collection(a.collection)

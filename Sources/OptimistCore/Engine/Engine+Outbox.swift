@@ -1,6 +1,8 @@
 import OptimistModel
 extension Engine {
-    func removeDue(_ r: MutationRecord) { due.remove(DueEntry(r)) }
+    /// Takes live mutation `m` out of the send queue, its record read in place (a copy of the
+    /// record, to read two numbers, retained its ops and strings: once per commit).
+    func removeDue(_ m: LiveMutation) { due.remove(DueEntry(id: m.record.id, queuePosition: m.record.queuePosition)) }
 
     func insertDue(_ r: MutationRecord) { due.insert(DueEntry(r)) }
 
@@ -37,7 +39,7 @@ extension Engine {
         case .inflight: break
         case .pending:
             // Sent by the host without the outbox: it still counts as an attempt.
-            removeDue(m.record)
+            removeDue(m)
             m.record.attempts += 1
         default:
             throw .state("mutation \(id) is \(m.record.status), not pending or inflight")
@@ -56,7 +58,7 @@ extension Engine {
     /// (`.rollback`, or `.fail` for a kept failure), `reason` its last error.
     func failLocally(_ m: LiveMutation, reason: String) {
         guard m.record.status == .pending else { return }
-        removeDue(m.record)
+        removeDue(m)
         m.record.lastError = reason
         cause = m.record.policy == .rollback ? .rollback : .fail
         noteStatusChange(m, cause)
@@ -96,7 +98,7 @@ extension Engine {
             // fresh one: see ``DueEntry``).
             m.record.queuePosition = nextID
         case .pending:
-            removeDue(m.record)
+            removeDue(m)
         default:
             throw .state("mutation \(id) is \(m.record.status); only failed or pending mutations can be retried")
         }

@@ -164,7 +164,7 @@ extension Engine {
                 cause = m.record.policy == .rollback ? .rollback : .fail
                 noteStatusChange(m, cause)
                 m.record.lastError = error
-                if m.record.status == .pending { removeDue(m.record) }
+                if m.record.status == .pending { removeDue(m) }
                 failForGood(m)
             }
         }

@@ -39,12 +39,7 @@ extension Store {
         // `close()` replaces the engine, under the confirmed writers' lock, held here.
         let e = unlockedEngine
         let names = Engine.collectionNames(ops)
-        let onlyPutsAndDeletes = ops.allSatisfy { op in
-            switch op {
-            case .put, .delete: true
-            default: false
-            }
-        }
+        let onlyPutsAndDeletes = ops.allSatisfy(\.replacesRecord)
         var (plan, blind) = try writers.lockedYielding { () throws(OptimistError) -> (StagePlan, Bool) in
             try state { e throws(OptimistError) in
                 try openChange(e, .server)
