@@ -168,13 +168,9 @@ extension Engine {
         let old = replaces ? nil : try stored(c.name, key)
         // The re-application rule: an op that no longer applies is skipped.
         let new: Record?
-        if case .put(_, _, let value) = ops[0] {
-            new = value
-        } else {
-            switch ops[0].apply(to: old) {
-            case .success(let r): new = r
-            case .failure: new = old
-            }
+        switch ops[0].apply(to: old) {
+        case .success(let r): new = r
+        case .failure: new = old
         }
         noteTouch(c, key)
         // The key's place in the overlay, looked up once: confirming, ending and refolding

@@ -419,7 +419,7 @@ final class Engine {
 
     /// `V[key] = fold(chain[key], C[key])`, skipping ops that no longer apply.
     func recompute(_ c: CollectionState, _ key: Key) {
-        recompute(c, key) { confirmedRecord(c.name, key) }
+        recompute(c, key, overlaid: c.overlay.index(forKey: key)) { confirmedRecord(c.name, key) }
     }
 
     /// The same, with `C[key]` known to the caller (it just confirmed it), and the key's place
@@ -427,10 +427,6 @@ final class Engine {
     /// caller looked it up.
     func recompute(_ c: CollectionState, _ key: Key, confirmed known: Record?, overlaid: [Key: Record?].Index?) {
         recompute(c, key, overlaid: overlaid) { known }
-    }
-
-    @inline(__always) private func recompute(_ c: CollectionState, _ key: Key, reading read: () -> Record?) {
-        recompute(c, key, overlaid: c.overlay.index(forKey: key), reading: read)
     }
 
     @inline(__always) private func recompute(_ c: CollectionState, _ key: Key, overlaid: [Key: Record?].Index?,
